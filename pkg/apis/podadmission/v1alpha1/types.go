@@ -1,0 +1,81 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// PodAdmissionRequest asks a plugin whether a pod may start on this node.
+// An Exec plugin reads it as JSON on stdin; a GRPC plugin receives the same
+// fields in an AdmitRequest.
+type PodAdmissionRequest struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// uid identifies this call; it is unique per call, so a plugin can
+	// correlate its logs with the kubelet's.
+	UID types.UID `json:"uid"`
+
+	// pod is the pod as the kubelet holds it: its spec and metadata. Plugins
+	// must not rely on its status, which the kubelet has not set up yet.
+	Pod *corev1.Pod `json:"pod"`
+
+	// node describes the node the pod is to run on.
+	Node NodeInfo `json:"node"`
+
+	// static is true when the pod comes from a static manifest (file or
+	// HTTP) rather than from the API server.
+	Static bool `json:"static"`
+
+	// attempt counts the evaluations of this pod by this plugin, starting at
+	// 1, so a plugin can tell a first sight from a retry.
+	Attempt int32 `json:"attempt"`
+}
+
+// NodeInfo describes the node in a PodAdmissionRequest.
+type NodeInfo struct {
+	// name is the node's name.
+	Name string `json:"name"`
+
+	// labels are the node's labels as the kubelet last saw them.
+	// +optional
+	Labels map[string]string `json:"labels,omitempty"`
+
+	// nodeInfo is the node's system information (kernel, OS image,
+	// container runtime and kubelet versions).
+	// +optional
+	NodeInfo corev1.NodeSystemInfo `json:"nodeInfo,omitempty"`
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// PodAdmissionResponse is a plugin's decision on a PodAdmissionRequest. Its
+// apiVersion and kind must be those of the request.
+type PodAdmissionResponse struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// uid echoes the request's uid.
+	UID types.UID `json:"uid"`
+
+	// allowed admits the pod as far as this plugin is concerned.
+	Allowed bool `json:"allowed"`
+
+	// reason is a CamelCase word that says why the pod was rejected; it
+	// becomes the pod's status.reason. Required when allowed is false.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+
+	// message says, for a human, why the pod was rejected and what would
+	// admit it; it becomes part of the pod's status.message.
+	// +optional
+	Message string `json:"message,omitempty"`
+
+	// retryAfterSeconds asks the kubelet to evaluate a rejected pod again no
+	// earlier than this many seconds from now, instead of its own back-off.
+	// A GRPC plugin can still ask for an earlier evaluation with
+	// WatchReevaluations.
+	// +optional
+	RetryAfterSeconds *int32 `json:"retryAfterSeconds,omitempty"`
+}
