@@ -28,7 +28,16 @@ type Plugin interface {
 // pods again before their back-off expires (GRPC plugins, through
 // WatchReevaluations).
 type Reevaluator interface {
-	// Reevaluations delivers the UIDs of pods to evaluate again now. The
-	// channel is closed when the plugin is closed.
-	Reevaluations() <-chan []types.UID
+	// Reevaluations delivers the plugin's requests to evaluate pods again
+	// now. The channel is closed when the plugin is closed.
+	Reevaluations() <-chan Reevaluation
+}
+
+// Reevaluation asks for blocked pods to be evaluated again now.
+type Reevaluation struct {
+	// PodUIDs are the pods to evaluate again.
+	PodUIDs []types.UID
+	// All asks for every pod this plugin blocks to be evaluated again, for
+	// example when a plugin daemon (re)connects after the kubelet started.
+	All bool
 }
