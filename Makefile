@@ -91,3 +91,6 @@ test-patched: source ## Upstream unit tests of the packages the series touches, 
 
 .PHONY: FORCE
 FORCE:
+
+# Node e2e suite, demo and its benchmarks.
+-include test/e2e_node/e2e.mk
