@@ -11,15 +11,24 @@ import (
 // PodAdmissionRequest asks a plugin whether a pod may start on this node.
 // An Exec plugin reads it as JSON on stdin; a GRPC plugin receives the same
 // fields in an AdmitRequest.
+//
+// The kubelet sends a request for a pod that has not started yet: before its
+// sandbox is created, its volumes are mounted or its images are pulled. Once
+// every plugin has admitted a pod it is never sent again, so a plugin can
+// never stop a running pod.
 type PodAdmissionRequest struct {
+	// apiVersion is podadmission.kubelet.k8s.io/v1alpha1 and kind is
+	// PodAdmissionRequest. A plugin must answer with the same apiVersion.
 	metav1.TypeMeta `json:",inline"`
 
 	// uid identifies this call; it is unique per call, so a plugin can
-	// correlate its logs with the kubelet's.
+	// correlate its logs with the kubelet's. The response must echo it.
 	UID types.UID `json:"uid"`
 
 	// pod is the pod as the kubelet holds it: its spec and metadata. Plugins
-	// must not rely on its status, which the kubelet has not set up yet.
+	// must not rely on its status, which the kubelet has not set up yet. For
+	// a static pod, metadata.uid is the kubelet's own uid for it, not the
+	// mirror pod's.
 	Pod *corev1.Pod `json:"pod"`
 
 	// node describes the node the pod is to run on.
@@ -51,9 +60,14 @@ type NodeInfo struct {
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 
-// PodAdmissionResponse is a plugin's decision on a PodAdmissionRequest. Its
-// apiVersion and kind must be those of the request.
+// PodAdmissionResponse is a plugin's decision on a PodAdmissionRequest.
+//
+// The kubelet decodes it strictly: a field it does not know, a response
+// that breaks one of the rules below, or anything but one JSON object is a
+// plugin failure, handled by the plugin's failurePolicy like a crash.
 type PodAdmissionResponse struct {
+	// apiVersion must be the request's apiVersion and kind must be
+	// PodAdmissionResponse.
 	metav1.TypeMeta `json:",inline"`
 
 	// uid echoes the request's uid.
@@ -62,20 +76,24 @@ type PodAdmissionResponse struct {
 	// allowed admits the pod as far as this plugin is concerned.
 	Allowed bool `json:"allowed"`
 
-	// reason is a CamelCase word that says why the pod was rejected; it
-	// becomes the pod's status.reason. Required when allowed is false.
+	// reason is a CamelCase word that says why the pod was rejected, such as
+	// "ImageNotSigned"; it becomes the pod's status.reason. Required when
+	// allowed is false: an upper-case ASCII letter followed by ASCII letters
+	// and digits, at most 128 characters.
 	// +optional
 	Reason string `json:"reason,omitempty"`
 
 	// message says, for a human, why the pod was rejected and what would
-	// admit it; it becomes part of the pod's status.message.
+	// admit it; it becomes part of the pod's status.message and of the
+	// event on the pod. At most 1024 bytes, the limit of an event's message.
 	// +optional
 	Message string `json:"message,omitempty"`
 
 	// retryAfterSeconds asks the kubelet to evaluate a rejected pod again no
 	// earlier than this many seconds from now, instead of its own back-off.
-	// A GRPC plugin can still ask for an earlier evaluation with
-	// WatchReevaluations.
+	// It must not be negative; 0 means the kubelet's own back-off. The
+	// kubelet may cap it. A GRPC plugin can still ask for an earlier
+	// evaluation with WatchReevaluations. Ignored when allowed is true.
 	// +optional
 	RetryAfterSeconds *int32 `json:"retryAfterSeconds,omitempty"`
 }

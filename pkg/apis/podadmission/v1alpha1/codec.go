@@ -1,0 +1,139 @@
+package v1alpha1
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	utiljson "sigs.k8s.io/json"
+)
+
+// The codec turns requests and responses into JSON and back. Decoding is
+// strict, like the kubelet's decoding of its own configuration: a field the
+// protocol does not define, a duplicate field, a wrong apiVersion or kind,
+// or a value that breaks a rule is an error, never silently dropped, so a
+// plugin that misspells "allowed" fails loudly instead of rejecting every pod
+// for no stated reason.
+
+// EncodeRequest returns req as JSON with its apiVersion and kind set. It does
+// not modify req.
+func EncodeRequest(req *PodAdmissionRequest) ([]byte, error) {
+	r := *req
+	r.APIVersion = SchemeGroupVersion.String()
+	r.Kind = PodAdmissionRequestKind
+	return json.Marshal(&r)
+}
+
+// DecodeRequest decodes data strictly as a PodAdmissionRequest of this
+// version and validates it. Plugins use it (through the SDK). Unknown fields
+// anywhere, including inside the pod, are errors: a plugin built against an
+// older API than the kubelet's cannot judge a pod field it does not know.
+func DecodeRequest(data []byte) (*PodAdmissionRequest, error) {
+	req := &PodAdmissionRequest{}
+	if err := decodeStrict(data, req, PodAdmissionRequestKind); err != nil {
+		return nil, fmt.Errorf("invalid request: %w", err)
+	}
+	if req.APIVersion != SchemeGroupVersion.String() {
+		return nil, fmt.Errorf("invalid request: apiVersion %s is not supported, want %q", quote(req.APIVersion), SchemeGroupVersion.String())
+	}
+	if req.Kind != PodAdmissionRequestKind {
+		return nil, fmt.Errorf("invalid request: kind %s must be %q", quote(req.Kind), PodAdmissionRequestKind)
+	}
+	if errs := ValidateRequest(req); len(errs) > 0 {
+		return nil, fmt.Errorf("invalid request: %w", errs.ToAggregate())
+	}
+	return req, nil
+}
+
+// EncodeResponse returns resp, the answer to req, as JSON: it sets
+// apiVersion and kind to the request's and fails if resp is not a valid
+// answer to req, so that a plugin reports its own mistake instead of the
+// kubelet reporting a garbled answer. It does not modify resp.
+func EncodeResponse(resp *PodAdmissionResponse, req *PodAdmissionRequest) ([]byte, error) {
+	if errs := ValidateResponse(resp, req); len(errs) > 0 {
+		return nil, fmt.Errorf("invalid response: %w", errs.ToAggregate())
+	}
+	r := *resp
+	r.APIVersion = req.APIVersion
+	if r.APIVersion == "" {
+		r.APIVersion = SchemeGroupVersion.String()
+	}
+	r.Kind = PodAdmissionResponseKind
+	return json.Marshal(&r)
+}
+
+// DecodeResponse decodes data strictly as the answer to req: its apiVersion
+// must be the request's, its kind PodAdmissionResponse, and it must pass
+// ValidateResponse. req must have been sent as EncodeRequest wrote it.
+func DecodeResponse(data []byte, req *PodAdmissionRequest) (*PodAdmissionResponse, error) {
+	resp := &PodAdmissionResponse{}
+	if err := decodeStrict(data, resp, PodAdmissionResponseKind); err != nil {
+		return nil, fmt.Errorf("invalid response: %w", err)
+	}
+	wantAPIVersion := req.APIVersion
+	if wantAPIVersion == "" {
+		wantAPIVersion = SchemeGroupVersion.String()
+	}
+	if resp.APIVersion != wantAPIVersion {
+		return nil, fmt.Errorf("invalid response: apiVersion %s does not match the request's %q", quote(resp.APIVersion), wantAPIVersion)
+	}
+	if resp.Kind != PodAdmissionResponseKind {
+		return nil, fmt.Errorf("invalid response: kind %s must be %q", quote(resp.Kind), PodAdmissionResponseKind)
+	}
+	if errs := ValidateResponse(resp, req); len(errs) > 0 {
+		return nil, fmt.Errorf("invalid response: %w", errs.ToAggregate())
+	}
+	return resp, nil
+}
+
+// decodeStrict unmarshals one JSON object into obj, case-sensitively, and
+// fails on unknown or duplicate fields.
+func decodeStrict(data []byte, obj any, kind string) error {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return fmt.Errorf("empty, want a %s JSON object", kind)
+	}
+	strictErrs, err := utiljson.UnmarshalStrict(data, obj)
+	if err != nil {
+		if ok, _ := utiljson.SyntaxErrorOffset(err); ok {
+			return fmt.Errorf("not JSON: %w", err)
+		}
+		return fmt.Errorf("not a %s JSON object: %w", kind, err)
+	}
+	if len(strictErrs) > 0 {
+		return joinErrors(strictErrs)
+	}
+	return nil
+}
+
+// joinErrors joins errs on one line, keeping at most a few of them, since
+// they end up in pod status messages.
+func joinErrors(errs []error) error {
+	const maxErrors = 5
+	msgs := make([]string, 0, maxErrors+1)
+	for i, err := range errs {
+		if i == maxErrors {
+			msgs = append(msgs, fmt.Sprintf("and %d more", len(errs)-maxErrors))
+			break
+		}
+		msgs = append(msgs, err.Error())
+	}
+	return errors.New(strings.Join(msgs, ", "))
+}
+
+// quote quotes s for an error message, shortened: values come from plugins
+// and end up in pod status messages.
+func quote(s string) string {
+	return strconv.Quote(shorten(s))
+}
+
+// shorten cuts s to a length fit for an error message.
+func shorten(s string) string {
+	const maxShown = 64
+	if len(s) > maxShown {
+		return s[:maxShown] + "..."
+	}
+	return s
+}

@@ -1,0 +1,36 @@
+package v1alpha1
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// FuzzDecodeResponse feeds arbitrary plugin output to DecodeResponse. Seeds
+// live in testdata/fuzz/FuzzDecodeResponse. It checks that decoding never
+// panics, that every error says it is about the response, and that whatever
+// is accepted is a valid answer that survives a round trip unchanged.
+func FuzzDecodeResponse(f *testing.F) {
+	req := testRequest()
+	req.APIVersion = SchemeGroupVersion.String()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		resp, err := DecodeResponse(data, req)
+		if err != nil {
+			require.Nil(t, resp)
+			require.True(t, strings.HasPrefix(err.Error(), "invalid response: "), "error %q", err)
+			return
+		}
+		require.Empty(t, ValidateResponse(resp, req))
+		assert.Equal(t, req.UID, resp.UID)
+		assert.Equal(t, PodAdmissionResponseKind, resp.Kind)
+		assert.LessOrEqual(t, len(resp.Message), MaxMessageLength)
+
+		again, err := EncodeResponse(resp, req)
+		require.NoError(t, err)
+		roundTripped, err := DecodeResponse(again, req)
+		require.NoError(t, err)
+		assert.Equal(t, resp, roundTripped)
+	})
+}

@@ -1,0 +1,245 @@
+package v1alpha1
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+const apiVersion = "podadmission.kubelet.k8s.io/v1alpha1"
+
+func testRequest() *PodAdmissionRequest {
+	return &PodAdmissionRequest{
+		UID: "req-1",
+		Pod: &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "pod-1"},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}},
+		},
+		Node:    NodeInfo{Name: "node-a", Labels: map[string]string{"zone": "a"}},
+		Attempt: 1,
+	}
+}
+
+func TestEncodeRequestSetsTypeMetaWithoutModifyingRequest(t *testing.T) {
+	req := testRequest()
+	data, err := EncodeRequest(req)
+	require.NoError(t, err)
+	assert.Empty(t, req.APIVersion, "EncodeRequest must not modify its argument")
+	assert.Contains(t, string(data), `"apiVersion":"podadmission.kubelet.k8s.io/v1alpha1"`)
+	assert.Contains(t, string(data), `"kind":"PodAdmissionRequest"`)
+
+	decoded, err := DecodeRequest(data)
+	require.NoError(t, err)
+	assert.Equal(t, req.UID, decoded.UID)
+	assert.Equal(t, req.Pod.Name, decoded.Pod.Name)
+	assert.Equal(t, req.Node, decoded.Node)
+	assert.Equal(t, int32(1), decoded.Attempt)
+}
+
+func TestDecodeResponseAccepts(t *testing.T) {
+	req := testRequest()
+	req.APIVersion = apiVersion
+	for name, tc := range map[string]struct {
+		data string
+		want PodAdmissionResponse
+	}{
+		"allow": {
+			data: `{"apiVersion":"` + apiVersion + `","kind":"PodAdmissionResponse","uid":"req-1","allowed":true}`,
+			want: PodAdmissionResponse{Allowed: true},
+		},
+		"deny with every field": {
+			data: `{"apiVersion":"` + apiVersion + `","kind":"PodAdmissionResponse","uid":"req-1","allowed":false,"reason":"ImageNotSigned","message":"image nginx is not signed","retryAfterSeconds":30}`,
+			want: PodAdmissionResponse{Reason: "ImageNotSigned", Message: "image nginx is not signed", RetryAfterSeconds: ptr.To[int32](30)},
+		},
+		"surrounding whitespace": {
+			data: "\n  {\"apiVersion\":\"" + apiVersion + "\",\"kind\":\"PodAdmissionResponse\",\"uid\":\"req-1\",\"allowed\":true}\n",
+			want: PodAdmissionResponse{Allowed: true},
+		},
+		"message at the limit": {
+			data: `{"apiVersion":"` + apiVersion + `","kind":"PodAdmissionResponse","uid":"req-1","allowed":false,"reason":"R2D2","message":"` + strings.Repeat("m", MaxMessageLength) + `"}`,
+			want: PodAdmissionResponse{Reason: "R2D2", Message: strings.Repeat("m", MaxMessageLength)},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			resp, err := DecodeResponse([]byte(tc.data), req)
+			require.NoError(t, err)
+			tc.want.TypeMeta = metav1.TypeMeta{APIVersion: apiVersion, Kind: "PodAdmissionResponse"}
+			tc.want.UID = "req-1"
+			assert.Equal(t, &tc.want, resp)
+		})
+	}
+}
+
+func TestDecodeResponseRejects(t *testing.T) {
+	req := testRequest()
+	req.APIVersion = apiVersion
+	head := `"apiVersion":"` + apiVersion + `","kind":"PodAdmissionResponse","uid":"req-1"`
+	for name, tc := range map[string]struct {
+		data    string
+		wantErr string
+	}{
+		"empty": {
+			data:    " \n",
+			wantErr: "invalid response: empty, want a PodAdmissionResponse JSON object",
+		},
+		"not JSON": {
+			data:    "hello, kubelet",
+			wantErr: "invalid response: not JSON: invalid character 'h' looking for beginning of value",
+		},
+		"two objects": {
+			data:    "{" + head + `,"allowed":true}{}`,
+			wantErr: "invalid response: not JSON: invalid character '{' after top-level value",
+		},
+		"array": {
+			data:    "[]",
+			wantErr: "invalid response: not a PodAdmissionResponse JSON object: json: cannot unmarshal array into Go value of type v1alpha1.PodAdmissionResponse",
+		},
+		"wrong type of field": {
+			data:    "{" + head + `,"allowed":"yes"}`,
+			wantErr: "invalid response: not a PodAdmissionResponse JSON object: json: cannot unmarshal string into Go struct field PodAdmissionResponse.allowed of type bool",
+		},
+		"wrong apiVersion": {
+			data:    `{"apiVersion":"podadmission.kubelet.k8s.io/v1","kind":"PodAdmissionResponse","uid":"req-1","allowed":true}`,
+			wantErr: `invalid response: apiVersion "podadmission.kubelet.k8s.io/v1" does not match the request's "podadmission.kubelet.k8s.io/v1alpha1"`,
+		},
+		"missing apiVersion": {
+			data:    `{"kind":"PodAdmissionResponse","uid":"req-1","allowed":true}`,
+			wantErr: `invalid response: apiVersion "" does not match the request's "podadmission.kubelet.k8s.io/v1alpha1"`,
+		},
+		"wrong kind": {
+			data:    `{"apiVersion":"` + apiVersion + `","kind":"PodAdmissionRequest","uid":"req-1","allowed":true}`,
+			wantErr: `invalid response: kind "PodAdmissionRequest" must be "PodAdmissionResponse"`,
+		},
+		"unknown field": {
+			data:    "{" + head + `,"allowed":true,"alowed":true}`,
+			wantErr: `invalid response: unknown field "alowed"`,
+		},
+		"field with wrong case": {
+			data:    "{" + head + `,"Allowed":true}`,
+			wantErr: `invalid response: unknown field "Allowed"`,
+		},
+		"duplicate field": {
+			data:    "{" + head + `,"allowed":false,"allowed":true}`,
+			wantErr: `invalid response: duplicate field "allowed"`,
+		},
+		"many unknown fields": {
+			data:    "{" + head + `,"allowed":true,"a":1,"b":1,"c":1,"d":1,"e":1,"f":1,"g":1}`,
+			wantErr: `invalid response: unknown field "a", unknown field "b", unknown field "c", unknown field "d", unknown field "e", and 2 more`,
+		},
+		"uid not echoed": {
+			data:    `{"apiVersion":"` + apiVersion + `","kind":"PodAdmissionResponse","uid":"other","allowed":true}`,
+			wantErr: `invalid response: uid: Invalid value: "other": must echo the request's uid "req-1"`,
+		},
+		"uid missing": {
+			data:    `{"apiVersion":"` + apiVersion + `","kind":"PodAdmissionResponse","allowed":true}`,
+			wantErr: `invalid response: uid: Invalid value: "": must echo the request's uid "req-1"`,
+		},
+		"deny without reason": {
+			data:    "{" + head + `,"allowed":false,"message":"no"}`,
+			wantErr: "invalid response: reason: Required value: required when allowed is false",
+		},
+		"allowed missing means deny and needs a reason": {
+			data:    "{" + head + `}`,
+			wantErr: "invalid response: reason: Required value: required when allowed is false",
+		},
+		"reason not CamelCase": {
+			data:    "{" + head + `,"allowed":false,"reason":"image not signed"}`,
+			wantErr: `invalid response: reason: Invalid value: "image not signed": must be CamelCase: an upper-case letter followed by letters and digits, like "ImageNotSigned"`,
+		},
+		"reason lower case": {
+			data:    "{" + head + `,"allowed":false,"reason":"imageNotSigned"}`,
+			wantErr: `invalid response: reason: Invalid value: "imageNotSigned": must be CamelCase: an upper-case letter followed by letters and digits, like "ImageNotSigned"`,
+		},
+		"reason too long": {
+			data:    "{" + head + `,"allowed":false,"reason":"` + strings.Repeat("A", MaxReasonLength+1) + `"}`,
+			wantErr: "invalid response: reason: Too long: may not be more than 128 bytes",
+		},
+		"message too long": {
+			data:    "{" + head + `,"allowed":false,"reason":"No","message":"` + strings.Repeat("m", MaxMessageLength+1) + `"}`,
+			wantErr: "invalid response: message: Too long: may not be more than 1024 bytes",
+		},
+		"negative retryAfterSeconds": {
+			data:    "{" + head + `,"allowed":false,"reason":"No","retryAfterSeconds":-1}`,
+			wantErr: "invalid response: retryAfterSeconds: Invalid value: -1: must not be negative",
+		},
+		"several faults": {
+			data:    `{"apiVersion":"` + apiVersion + `","kind":"PodAdmissionResponse","uid":"x","allowed":false,"retryAfterSeconds":-5}`,
+			wantErr: `invalid response: [uid: Invalid value: "x": must echo the request's uid "req-1", reason: Required value: required when allowed is false, retryAfterSeconds: Invalid value: -5: must not be negative]`,
+		},
+		"long values are shortened": {
+			data:    `{"apiVersion":"` + strings.Repeat("v", 100) + `","kind":"PodAdmissionResponse","uid":"req-1","allowed":true}`,
+			wantErr: `invalid response: apiVersion "` + strings.Repeat("v", 64) + `..." does not match the request's "podadmission.kubelet.k8s.io/v1alpha1"`,
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			resp, err := DecodeResponse([]byte(tc.data), req)
+			require.EqualError(t, err, tc.wantErr)
+			assert.Nil(t, resp)
+		})
+	}
+}
+
+func TestDecodeResponseWantsThisVersionForRequestWithoutTypeMeta(t *testing.T) {
+	req := testRequest()
+	_, err := DecodeResponse([]byte(`{"apiVersion":"`+apiVersion+`","kind":"PodAdmissionResponse","uid":"req-1","allowed":true}`), req)
+	require.NoError(t, err)
+}
+
+func TestDecodeRequestRejects(t *testing.T) {
+	for name, tc := range map[string]struct {
+		data    string
+		wantErr string
+	}{
+		"empty": {
+			data:    "",
+			wantErr: "invalid request: empty, want a PodAdmissionRequest JSON object",
+		},
+		"not JSON": {
+			data:    "{",
+			wantErr: "invalid request: not JSON: unexpected end of JSON input",
+		},
+		"other version": {
+			data:    `{"apiVersion":"podadmission.kubelet.k8s.io/v1","kind":"PodAdmissionRequest","uid":"req-1","pod":{},"attempt":1}`,
+			wantErr: `invalid request: apiVersion "podadmission.kubelet.k8s.io/v1" is not supported, want "podadmission.kubelet.k8s.io/v1alpha1"`,
+		},
+		"wrong kind": {
+			data:    `{"apiVersion":"` + apiVersion + `","kind":"PodAdmissionResponse","uid":"req-1","pod":{},"attempt":1}`,
+			wantErr: `invalid request: kind "PodAdmissionResponse" must be "PodAdmissionRequest"`,
+		},
+		"unknown field in pod": {
+			data:    `{"apiVersion":"` + apiVersion + `","kind":"PodAdmissionRequest","uid":"req-1","pod":{"spec":{"futureField":true}},"attempt":1}`,
+			wantErr: `invalid request: unknown field "pod.spec.futureField"`,
+		},
+		"missing fields": {
+			data:    `{"apiVersion":"` + apiVersion + `","kind":"PodAdmissionRequest"}`,
+			wantErr: `invalid request: [uid: Required value, pod: Required value, attempt: Invalid value: 0: must be at least 1]`,
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			req, err := DecodeRequest([]byte(tc.data))
+			require.EqualError(t, err, tc.wantErr)
+			assert.Nil(t, req)
+		})
+	}
+}
+
+func TestEncodeResponse(t *testing.T) {
+	req := testRequest()
+	req.APIVersion = apiVersion
+
+	data, err := EncodeResponse(&PodAdmissionResponse{UID: "req-1", Reason: "Nope", Message: "not today", RetryAfterSeconds: ptr.To[int32](5)}, req)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"apiVersion":"`+apiVersion+`","kind":"PodAdmissionResponse","uid":"req-1","allowed":false,"reason":"Nope","message":"not today","retryAfterSeconds":5}`, string(data))
+
+	resp, err := DecodeResponse(data, req)
+	require.NoError(t, err)
+	assert.Equal(t, "not today", resp.Message)
+
+	_, err = EncodeResponse(&PodAdmissionResponse{UID: "req-1"}, req)
+	require.EqualError(t, err, "invalid response: reason: Required value: required when allowed is false")
+}
