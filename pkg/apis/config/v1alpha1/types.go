@@ -111,19 +111,24 @@ type PluginConfig struct {
 
 	// maxBlockedDuration turns a soft rejection by this plugin into a
 	// terminal one once the pod has been blocked that long, so a pod that
-	// can never start does not hold its capacity forever. Unset means never.
+	// can never start does not hold its capacity forever. The time counts
+	// from the first rejection of the pod by any plugin; the pod fails on
+	// the first evaluation after that, which is scheduled no later than the
+	// deadline. Unset means never. Only for rejectionMode Soft.
 	// +optional
 	MaxBlockedDuration *metav1.Duration `json:"maxBlockedDuration,omitempty"`
 
 	// match selects the pods the plugin sees; the others are admitted by it
-	// without a call. Unset matches every pod.
+	// without a call. Unset (defaulted to an empty match) matches every pod.
 	// +optional
 	Match *PodMatch `json:"match,omitempty"`
 }
 
 // ExecEnvVar is one environment variable for an Exec plugin.
 type ExecEnvVar struct {
-	Name  string `json:"name"`
+	// name is the variable's name, unique within env.
+	Name string `json:"name"`
+	// value is the variable's value.
 	Value string `json:"value"`
 }
 
@@ -133,7 +138,8 @@ type PodMatch struct {
 	// +optional
 	Namespaces []string `json:"namespaces,omitempty"`
 
-	// excludeNamespaces the pod must not be in.
+	// excludeNamespaces the pod must not be in. A namespace cannot be in
+	// both lists.
 	// +optional
 	ExcludeNamespaces []string `json:"excludeNamespaces,omitempty"`
 
