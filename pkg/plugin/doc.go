@@ -1,0 +1,27 @@
+// Package plugin is the SDK for pod admission plugins: a plugin author writes
+// one Handler and runs it either as an Exec plugin (one process per call) or
+// as a GRPC plugin daemon on a unix socket.
+//
+// An Exec plugin, installed as <--pod-admission-plugin-bin-dir>/<name>:
+//
+//	func main() {
+//		plugin.RunExec(func(ctx context.Context, req *plugin.Request) (*plugin.Response, error) {
+//			if req.Pod.Spec.HostNetwork {
+//				return plugin.Deny("HostNetwork", "pods on this node may not use the host network"), nil
+//			}
+//			return plugin.Allow(), nil
+//		})
+//	}
+//
+// The same handler as a GRPC plugin daemon:
+//
+//	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+//	defer stop()
+//	err := plugin.ServeGRPC(ctx, "/run/podadmission/hostnet.sock", handler)
+//
+// A handler returns a Response to decide, or an error when it cannot decide
+// (the kubelet then applies the plugin's failurePolicy). The SDK fills in the
+// response's apiVersion, kind and uid, and checks it before sending, so a
+// mistake such as a rejection without a reason is reported by the plugin
+// itself.
+package plugin

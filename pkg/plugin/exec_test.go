@@ -1,0 +1,113 @@
+package plugin
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/utils/ptr"
+)
+
+const testRequestJSON = `{"apiVersion":"podadmission.kubelet.k8s.io/v1alpha1","kind":"PodAdmissionRequest","uid":"call-1",` +
+	`"pod":{"metadata":{"namespace":"team-a","name":"web","uid":"pod-1"},"spec":{"hostNetwork":true}},"node":{"name":"node-a"},"static":false,"attempt":1}`
+
+func handleExec(t *testing.T, h Handler, in string) (string, error) {
+	t.Helper()
+	var out bytes.Buffer
+	err := HandleExec(context.Background(), h, strings.NewReader(in), &out)
+	return out.String(), err
+}
+
+func TestHandleExecAnswers(t *testing.T) {
+	var seen *Request
+	out, err := handleExec(t, func(_ context.Context, req *Request) (*Response, error) {
+		seen = req
+		return DenyRetryAfter("HostNetwork", "no host network here", 90*time.Second), nil
+	}, testRequestJSON)
+	require.NoError(t, err)
+	assert.Equal(t, `{"kind":"PodAdmissionResponse","apiVersion":"podadmission.kubelet.k8s.io/v1alpha1","uid":"call-1","allowed":false,"reason":"HostNetwork","message":"no host network here","retryAfterSeconds":90}`+"\n", out)
+	require.NotNil(t, seen)
+	assert.Equal(t, "web", seen.Pod.Name)
+	assert.True(t, seen.Pod.Spec.HostNetwork)
+}
+
+func TestHandleExecOverridesTheEnvelope(t *testing.T) {
+	shared := Allow()
+	shared.UID = "stale"
+	out, err := handleExec(t, func(context.Context, *Request) (*Response, error) { return shared, nil }, testRequestJSON)
+	require.NoError(t, err)
+	assert.Contains(t, out, `"uid":"call-1"`)
+	assert.Equal(t, "stale", string(shared.UID), "the handler's response is not modified")
+}
+
+func TestHandleExecFails(t *testing.T) {
+	allow := func(context.Context, *Request) (*Response, error) { return Allow(), nil }
+	for name, tc := range map[string]struct {
+		h       Handler
+		in      string
+		wantErr string
+	}{
+		"invalid request": {
+			h:       allow,
+			in:      `{"apiVersion":"podadmission.kubelet.k8s.io/v1alpha1","kind":"PodAdmissionRequest","uid":"call-1","pod":{},"attempt":1,"extra":1}`,
+			wantErr: `invalid request: unknown field "extra"`,
+		},
+		"no request": {
+			h:       allow,
+			in:      "",
+			wantErr: "invalid request: empty, want a PodAdmissionRequest JSON object",
+		},
+		"request too large": {
+			h:       allow,
+			in:      `{"uid":"` + strings.Repeat("x", 16<<20) + `"}`,
+			wantErr: "invalid request: larger than 16 MiB",
+		},
+		"handler error": {
+			h: func(context.Context, *Request) (*Response, error) {
+				return nil, errors.New("policy server unreachable")
+			},
+			in:      testRequestJSON,
+			wantErr: "policy server unreachable",
+		},
+		"no response": {
+			h:       func(context.Context, *Request) (*Response, error) { return nil, nil },
+			in:      testRequestJSON,
+			wantErr: "handler returned neither a response nor an error",
+		},
+		"deny without reason": {
+			h:       func(context.Context, *Request) (*Response, error) { return Deny("", "no"), nil },
+			in:      testRequestJSON,
+			wantErr: "invalid response: reason: Required value: required when allowed is false",
+		},
+		"reason not CamelCase": {
+			h:       func(context.Context, *Request) (*Response, error) { return Deny("host network", "no"), nil },
+			in:      testRequestJSON,
+			wantErr: `invalid response: reason: Invalid value: "host network": must be CamelCase: an upper-case letter followed by letters and digits, like "ImageNotSigned"`,
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			out, err := handleExec(t, tc.h, tc.in)
+			require.EqualError(t, err, tc.wantErr)
+			assert.Empty(t, out, "nothing is written when there is no valid response")
+		})
+	}
+}
+
+func TestDenyRetryAfterRoundsUpToSeconds(t *testing.T) {
+	for after, want := range map[time.Duration]int32{
+		0:                       0,
+		-time.Second:            0,
+		time.Millisecond:        1,
+		1500 * time.Millisecond: 2,
+		time.Minute:             60,
+		math.MaxInt64:           math.MaxInt32,
+	} {
+		assert.Equal(t, ptr.To(want), DenyRetryAfter("R", "m", after).RetryAfterSeconds, "after %v", after)
+	}
+}
