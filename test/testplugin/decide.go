@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/podadmission/podadmission/pkg/plugin"
+)
+
+// handler answers requests in the modes that are valid protocol: allow,
+// deny, sleep, and whatever the decision file says.
+func (o *options) handler(ctx context.Context, req *plugin.Request) (*plugin.Response, error) {
+	if err := o.logCall(req); err != nil {
+		return nil, err
+	}
+	if o.decisionFile != "" {
+		return o.decideFromFile()
+	}
+	switch o.mode {
+	case modeDeny:
+		return o.deny(o.reason, o.message), nil
+	case modeSleep:
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(24 * time.Hour):
+			return nil, fmt.Errorf("slept for a day")
+		}
+	default:
+		return plugin.Allow(), nil
+	}
+}
+
+func (o *options) deny(reason, message string) *plugin.Response {
+	if o.retryAfter > 0 {
+		return plugin.DenyRetryAfter(reason, message, o.retryAfter)
+	}
+	return plugin.Deny(reason, message)
+}
+
+// decideFromFile reads "allow" or "deny <Reason> <message...>".
+func (o *options) decideFromFile() (*plugin.Response, error) {
+	data, err := os.ReadFile(o.decisionFile)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the decision file: %w", err)
+	}
+	fields := strings.Fields(string(data))
+	switch {
+	case len(fields) == 1 && fields[0] == "allow":
+		return plugin.Allow(), nil
+	case len(fields) >= 2 && fields[0] == "deny":
+		return o.deny(fields[1], strings.Join(fields[2:], " ")), nil
+	}
+	return nil, fmt.Errorf(`decision file %s: want "allow" or "deny <Reason> <message>", got %q`, o.decisionFile, strings.TrimSpace(string(data)))
+}
+
+// logCall appends one line about req to the log file, if there is one.
+func (o *options) logCall(req *plugin.Request) error {
+	if o.logFile == "" {
+		return nil
+	}
+	f, err := os.OpenFile(o.logFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("cannot open the log file: %w", err)
+	}
+	// One write per line: appends of one small write do not interleave.
+	line := fmt.Sprintf("%s/%s uid=%s attempt=%d static=%t\n", req.Pod.Namespace, req.Pod.Name, req.Pod.UID, req.Attempt, req.Static)
+	if _, err := f.WriteString(line); err != nil {
+		f.Close()
+		return fmt.Errorf("cannot write the log file: %w", err)
+	}
+	return f.Close()
+}

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"time"
+
+	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
+	"github.com/podadmission/podadmission/pkg/plugin"
+)
+
+// runExec serves one call as an Exec plugin. The modes that break the
+// protocol on purpose write stdout themselves, since the SDK cannot be made
+// to send anything invalid.
+func runExec(o *options) {
+	if o.decisionFile != "" {
+		plugin.RunExec(o.handler)
+	}
+	switch o.mode {
+	case modeCrash:
+		fmt.Fprintln(os.Stderr, "testplugin: crashing as asked")
+		os.Exit(3)
+	case modeGarbage:
+		fmt.Println("this is not a PodAdmissionResponse")
+		os.Exit(0)
+	case modeHuge:
+		chunk := bytes.Repeat([]byte("x"), 1<<20)
+		for range 10 {
+			if _, err := os.Stdout.Write(chunk); err != nil {
+				fail(err)
+			}
+		}
+		os.Exit(0)
+	case modeWrongAPIVersion:
+		stdin, err := io.ReadAll(os.Stdin)
+		if err != nil {
+			fail(err)
+		}
+		req, err := podadmissionv1alpha1.DecodeRequest(stdin)
+		if err != nil {
+			fail(err)
+		}
+		out, _ := json.Marshal(map[string]any{"apiVersion": "podadmission.kubelet.k8s.io/v1", "kind": "PodAdmissionResponse", "uid": req.UID, "allowed": true})
+		os.Stdout.Write(out)
+		os.Exit(0)
+	case modeForkSleep:
+		child := exec.Command("sleep", "3600")
+		child.Stdout = os.Stdout
+		if err := child.Start(); err != nil {
+			fail(err)
+		}
+		fmt.Fprintf(os.Stderr, "testplugin: pid %d forked child pid %d\n", os.Getpid(), child.Process.Pid)
+		time.Sleep(24 * time.Hour)
+		os.Exit(0)
+	}
+	plugin.RunExec(o.handler)
+}
+
+func fail(err error) {
+	fmt.Fprintf(os.Stderr, "testplugin: %v\n", err)
+	os.Exit(1)
+}

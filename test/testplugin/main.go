@@ -1,0 +1,42 @@
+// Command testplugin is a pod admission plugin whose behaviour tests choose
+// with flags. It is built with the SDK (pkg/plugin) and runs as an Exec
+// plugin, or as a GRPC plugin daemon with --serve.
+//
+//	--mode=allow|deny|sleep|crash|garbage|huge|wrong-api-version|fork-sleep
+//	    allow, deny: answer so (deny uses --reason, --message, --retry-after).
+//	    sleep: never answer; wait until the call is given up.
+//	    crash: write "testplugin: crashing as asked" to stderr, exit 3.
+//	    garbage: write "this is not a PodAdmissionResponse" to stdout.
+//	    huge: write 10 MB to stdout.
+//	    wrong-api-version: answer allowed with apiVersion
+//	        podadmission.kubelet.k8s.io/v1.
+//	    fork-sleep: start a "sleep 3600" child that shares stdout, write
+//	        "testplugin: pid <pid> forked child pid <pid>" to stderr, never
+//	    answer.
+//	--decision-file=PATH: read the decision at every call from PATH:
+//	    "allow" or "deny <Reason> <message...>"; overrides --mode.
+//	--log-file=PATH: append one line per call answered by the handler (allow,
+//	    deny, sleep, --decision-file):
+//	    "<namespace>/<name> uid=<pod uid> attempt=<n> static=<bool>".
+//
+// In GRPC mode (--serve) crash exits the daemon in the middle of a call;
+// garbage, huge, wrong-api-version and fork-sleep are Exec behaviours and are
+// refused.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+)
+
+func main() {
+	var o options
+	o.addFlags(flag.CommandLine)
+	flag.Parse()
+	if err := o.validate(); err != nil {
+		fmt.Fprintf(os.Stderr, "testplugin: %v\n", err)
+		os.Exit(2)
+	}
+	runExec(&o)
+}
