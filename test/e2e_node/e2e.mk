@@ -1,0 +1,60 @@
+# Node e2e suite, demo and benchmarks: a one-node cluster around the drop-in
+# kubelet (see test/e2e_node/framework). Included by the top-level Makefile,
+# whose BIN, OUTPUT and STAMPS and kubelet / e2e-binaries targets it uses.
+#
+#   make test-e2e-node                  the suite, containerd runtime
+#   make test-e2e-node E2E_RUNTIME=fake the suite on the fast fake CRI
+#   make demo                           a pod held, then admitted; Ctrl-C ends
+#   make bench-e2e                      benchmark rows of BENCHMARKS.md
+#   make e2e-node-clean                 clean up after a run killed with -9
+
+# containerd (Debian's containerd, runc and CNI plugins) or fake.
+E2E_RUNTIME ?= containerd
+# Each run gets a directory here with every component's log.
+E2E_ARTIFACTS ?= $(OUTPUT)/e2e
+# Extra flags for the test binary, e.g. E2E_TEST_FLAGS='-test.run=Baseline'.
+E2E_TEST_FLAGS ?=
+# A safety net: a hung suite is stopped (teardown then runs from the make
+# recipe). The suite takes a few minutes.
+E2E_TIMEOUT ?= 40m
+
+E2E_BIN := $(BIN)/e2e
+E2E_TAGS := e2e_node
+E2E_SUITE_FLAGS = -e2e.runtime=$(E2E_RUNTIME) -e2e.bin-dir=$(BIN) -e2e.artifacts=$(E2E_ARTIFACTS)
+
+# Harness commands, and the two static binaries packed into the local
+# pause and workload images of the containerd mode.
+E2E_MAINS := etcd fakeruntime crirecorder e2e-cluster
+E2E_IMAGE_MAINS := pause workload
+
+.PHONY: e2e-node-binaries
+e2e-node-binaries: ## Build the node e2e harness, its test binaries and the test plugin.
+	@mkdir -p $(E2E_BIN)
+	go build -tags $(E2E_TAGS) -o $(E2E_BIN)/ $(addprefix ./test/e2e_node/cmd/,$(E2E_MAINS))
+	CGO_ENABLED=0 go build -tags $(E2E_TAGS) -trimpath -ldflags '-s -w' -o $(E2E_BIN)/ $(addprefix ./test/e2e_node/cmd/,$(E2E_IMAGE_MAINS))
+	go test -c -tags $(E2E_TAGS) -o $(E2E_BIN)/e2e_node.test ./test/e2e_node
+	go build -o $(BIN)/testplugin ./test/testplugin
+
+.PHONY: e2e-host-deps
+e2e-host-deps: ## Install containerd, runc and the CNI plugins if E2E_RUNTIME=containerd needs them.
+	@if [[ "$(E2E_RUNTIME)" == containerd ]]; then test/e2e_node/install-host-deps.sh; fi
+
+.PHONY: verify-e2e-node
+verify-e2e-node: ## go vet the node e2e code (it builds only with -tags e2e_node).
+	go vet -tags $(E2E_TAGS) ./test/e2e_node/...
+
+# The recipe cleans up even when the suite failed or was killed, and keeps
+# the suite's exit status.
+.PHONY: test-e2e-node
+test-e2e-node: kubelet e2e-binaries e2e-node-binaries e2e-host-deps ## Node e2e suite against the drop-in kubelet (E2E_RUNTIME=containerd|fake).
+	@rc=0; $(E2E_BIN)/e2e_node.test -test.v -test.timeout=$(E2E_TIMEOUT) $(E2E_SUITE_FLAGS) $(E2E_TEST_FLAGS) || rc=$$?; \
+	$(E2E_BIN)/e2e-cluster clean || rc=1; exit $$rc
+
+.PHONY: demo
+demo: kubelet e2e-binaries e2e-node-binaries e2e-host-deps ## One-node cluster: a plugin holds a pod, then admits it; runs until Ctrl-C.
+	@rc=0; $(E2E_BIN)/e2e-cluster demo $(E2E_SUITE_FLAGS) || rc=$$?; \
+	$(E2E_BIN)/e2e-cluster clean || rc=1; exit $$rc
+
+.PHONY: e2e-node-clean
+e2e-node-clean: ## Remove what a killed node e2e run left behind (processes, mounts, cgroups, paths).
+	go run -tags $(E2E_TAGS) ./test/e2e_node/cmd/e2e-cluster clean

@@ -1,0 +1,61 @@
+//go:build e2e_node
+
+package framework
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Binaries are the executables a run uses. The upstream ones come from the
+// same patched tree as the kubelet (make kubelet e2e-binaries), the harness
+// ones from test/e2e_node/cmd (make e2e-node-binaries).
+type Binaries struct {
+	Kubelet           string
+	APIServer         string
+	ControllerManager string
+	Scheduler         string
+
+	Etcd        string
+	FakeRuntime string
+	CRIRecorder string
+	// PauseImage and WorkloadImage are the static binaries the containerd
+	// mode packs into its local images.
+	PauseImage    string
+	WorkloadImage string
+	// TestPlugin is the pod admission plugin the tests configure.
+	TestPlugin string
+}
+
+// BinariesIn finds the binaries in binDir (the Makefile's BIN) and its e2e
+// subdirectory.
+func BinariesIn(binDir string) Binaries {
+	e2e := filepath.Join(binDir, "e2e")
+	return Binaries{
+		Kubelet:           filepath.Join(binDir, "kubelet"),
+		APIServer:         filepath.Join(binDir, "kube-apiserver"),
+		ControllerManager: filepath.Join(binDir, "kube-controller-manager"),
+		Scheduler:         filepath.Join(binDir, "kube-scheduler"),
+		Etcd:              filepath.Join(e2e, "etcd"),
+		FakeRuntime:       filepath.Join(e2e, "fakeruntime"),
+		CRIRecorder:       filepath.Join(e2e, "crirecorder"),
+		PauseImage:        filepath.Join(e2e, "pause"),
+		WorkloadImage:     filepath.Join(e2e, "workload"),
+		TestPlugin:        filepath.Join(binDir, "testplugin"),
+	}
+}
+
+// check fails with the list of missing binaries and how to build them.
+func (b Binaries) check(paths ...string) error {
+	var missing []string
+	for _, p := range paths {
+		if _, err := os.Stat(p); err != nil {
+			missing = append(missing, p)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("missing binaries %v: build them with make kubelet e2e-binaries e2e-node-binaries", missing)
+	}
+	return nil
+}

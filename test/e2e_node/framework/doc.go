@@ -1,0 +1,12 @@
+//go:build e2e_node
+
+// Package framework brings up and tears down the one-node cluster the node
+// e2e tests run against: an embedded etcd, kube-apiserver,
+// kube-controller-manager and kube-scheduler built from the patched tree, a
+// container runtime (containerd, or the fake CRI for speed) behind a
+// recording CRI proxy, and the drop-in kubelet from _output/bin as its own
+// process. Everything listens on loopback; every process, mount, cgroup,
+// network link and host path it creates is removed again on success,
+// failure and interrupt, and a run that died uncleanly is cleaned up by the
+// next one. Logs and artifacts of a run stay in <artifacts>/<run>/.
+package framework

@@ -1,0 +1,64 @@
+//go:build e2e_node
+
+package framework
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/yaml"
+)
+
+// nodeReady passes when the node has registered and is Ready.
+func (c *Cluster) nodeReady(ctx context.Context) error {
+	node, err := c.Client.CoreV1().Nodes().Get(ctx, c.Options.NodeName, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	for _, cond := range node.Status.Conditions {
+		if cond.Type == corev1.NodeReady {
+			if cond.Status == corev1.ConditionTrue {
+				return nil
+			}
+			return fmt.Errorf("node %s is not Ready: %s: %s", node.Name, cond.Reason, cond.Message)
+		}
+	}
+	return fmt.Errorf("node %s has no Ready condition yet", node.Name)
+}
+
+// dumpState writes the pods, events and node of the cluster into the
+// artifacts, for looking at a failed run afterwards.
+func (c *Cluster) dumpState(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	dumps := map[string]func() (any, error){
+		"pods.yaml": func() (any, error) {
+			return c.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+		},
+		"events.yaml": func() (any, error) {
+			return c.Client.CoreV1().Events("").List(ctx, metav1.ListOptions{})
+		},
+		"nodes.yaml": func() (any, error) {
+			return c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		},
+	}
+	for name, list := range dumps {
+		obj, err := list()
+		if err != nil {
+			klog.ErrorS(err, "Cannot dump cluster state", "file", name)
+			continue
+		}
+		data, err := yaml.Marshal(obj)
+		if err != nil {
+			continue
+		}
+		if err := os.WriteFile(c.Layout.ArtifactPath(name), data, 0o644); err != nil {
+			klog.ErrorS(err, "Cannot write dump", "file", name)
+		}
+	}
+}

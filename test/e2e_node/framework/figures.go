@@ -1,0 +1,71 @@
+//go:build e2e_node
+
+package framework
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Figure is one measured number of a run, printed at the end and saved in
+// the artifacts (figures.json) for the benchmark report.
+type Figure struct {
+	Test  string  `json:"test"`
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
+	Unit  string  `json:"unit"`
+}
+
+// Figures collects the figures of a run; safe for parallel tests.
+type Figures struct {
+	mu    sync.Mutex
+	items []Figure
+}
+
+// Add records a figure.
+func (f *Figures) Add(test, name string, value float64, unit string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.items = append(f.items, Figure{Test: test, Name: name, Value: value, Unit: unit})
+}
+
+// AddDuration records a duration in seconds.
+func (f *Figures) AddDuration(test, name string, d time.Duration) {
+	f.Add(test, name, d.Seconds(), "s")
+}
+
+// All returns the figures sorted by test, then name.
+func (f *Figures) All() []Figure {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := append([]Figure(nil), f.items...)
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Test != out[j].Test {
+			return out[i].Test < out[j].Test
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// Print writes the figures as a table.
+func (f *Figures) Print(w io.Writer) {
+	fmt.Fprintln(w, "=== measured figures")
+	for _, fig := range f.All() {
+		fmt.Fprintf(w, "    %-40s %-40s %12.3f %s\n", fig.Test, fig.Name, fig.Value, fig.Unit)
+	}
+}
+
+// Save writes the figures as JSON.
+func (f *Figures) Save(path string) error {
+	data, err := json.MarshalIndent(f.All(), "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o644)
+}

@@ -1,0 +1,89 @@
+//go:build e2e_node
+
+package framework
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"k8s.io/klog/v2"
+)
+
+// Suite flags; the Makefile sets them, the environment gives defaults.
+var (
+	runtimeFlag   = flag.String("e2e.runtime", envOr("E2E_RUNTIME", ContainerdMode), "container runtime mode: containerd or fake")
+	binDirFlag    = flag.String("e2e.bin-dir", envOr("E2E_BIN_DIR", "_output/bin"), "directory with the kubelet, control plane and harness binaries")
+	artifactsFlag = flag.String("e2e.artifacts", envOr("E2E_ARTIFACTS", "_output/e2e"), "directory to create the run's artifacts directory in")
+	nodeNameFlag  = flag.String("e2e.node-name", "podadmission-e2e-node", "name of the kubelet's node")
+)
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+// OptionsFromFlags are the cluster options the -e2e.* flags select, with
+// the kubelet started with kubelet.
+func OptionsFromFlags(kubelet KubeletOptions) (Options, error) {
+	binDir, err := filepath.Abs(*binDirFlag)
+	if err != nil {
+		return Options{}, err
+	}
+	return Options{
+		Runtime:       *runtimeFlag,
+		BinDir:        binDir,
+		ArtifactsRoot: *artifactsFlag,
+		NodeName:      *nodeNameFlag,
+		Kubelet:       kubelet,
+	}, nil
+}
+
+// Suite is a test package's shared cluster and figures.
+type Suite struct {
+	Cluster *Cluster
+	Figures Figures
+}
+
+// RunSuite is a TestMain: it brings the cluster up (kubelet started with
+// kubelet options), runs the tests, prints and saves the measured figures
+// and tears the cluster down, also on Ctrl-C. It returns the exit code.
+func RunSuite(m *testing.M, kubelet KubeletOptions, suite *Suite) int {
+	klog.InitFlags(nil)
+	flag.Parse()
+	opts, err := OptionsFromFlags(kubelet)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	cluster, err := Up(context.Background(), opts)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "FAIL: bringing the node e2e cluster up: %v\n", err)
+		return 1
+	}
+	suite.Cluster = cluster
+	TearDownOnInterrupt(cluster.Down)
+	suite.Figures.AddDuration("cluster", "startup ("+cluster.Options.Runtime+")", cluster.StartupTime)
+
+	start := time.Now()
+	code := m.Run()
+	suite.Figures.AddDuration("cluster", "tests", time.Since(start))
+	if err := cluster.Healthy(); err != nil {
+		fmt.Fprintf(os.Stderr, "FAIL: a cluster component died during the tests: %v\n", err)
+		code = 1
+	}
+
+	cluster.Down()
+	suite.Figures.Print(os.Stdout)
+	if err := suite.Figures.Save(cluster.Layout.ArtifactPath("figures.json")); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
+	fmt.Printf("artifacts: %s\n", cluster.Layout.Artifacts)
+	return code
+}
