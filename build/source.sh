@@ -46,6 +46,22 @@ is_unserved() {
   return 1
 }
 
+# restore_staging_requires TREE NAME...: the proxy serves staging modules
+# with the go.mod the publishing bot wrote, which requires its sibling
+# modules at the release version; upstream's own tree requires them at
+# v0.0.0 (the main go.mod replaces them with ./staging). Put upstream's form
+# back, or every build in the tree rewrites the main go.mod.
+restore_staging_requires() {
+  local tree=$1
+  shift
+  local names
+  names=$(tr ' ' '|' <<<"$*")
+  local gomod
+  for gomod in "${tree}"/staging/src/k8s.io/*/go.mod; do
+    sed -i -E "s#^(require)?([[:space:]]*k8s\.io/(${names})) ${STAGING_VERSION//./\.}( // indirect)?\$#\1\2 v0.0.0\4#" "${gomod}"
+  done
+}
+
 make_pristine() {
   if [[ -d "${SRC_DIR}/.git" ]] && git -C "${SRC_DIR}" rev-parse -q --verify "refs/tags/${UPSTREAM_VERSION}" >/dev/null; then
     return 0
@@ -76,6 +92,7 @@ make_pristine() {
     cp -R "${dir}" "${tmp}/staging/src/k8s.io/${name}"
   done
   chmod -R u+w "${tmp}"
+  restore_staging_requires "${tmp}" ${staging}
 
   local released
   released=$(module_time k8s.io/kubernetes "${UPSTREAM_VERSION}")
