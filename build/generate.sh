@@ -35,3 +35,31 @@ go run "${CODE_GENERATOR%@*}/cmd/defaulter-gen@${CODE_GENERATOR#*@}" \
   "${api_pkgs[@]}"
 
 gofmt -l -w pkg/apis >/dev/null
+
+# The gRPC protocol of GRPC plugins. protoc-gen-go is pinned to the
+# google.golang.org/protobuf version in go.mod, so the generated code matches
+# the runtime it links against; protoc-gen-go-grpc to the release
+# k8s.io/cri-api ${STAGING_VERSION} is generated with, which supports the
+# grpc version in go.mod. protoc prints its version into the output, so it is
+# pinned too: Debian's protobuf-compiler package.
+PROTOC_VERSION="3.21.12"
+PROTOC_GEN_GO_GRPC_VERSION="v1.6.2"
+PROTO_FILES=(pkg/apis/podadmission/grpc/v1alpha1/api.proto)
+
+[[ "$(protoc --version 2>/dev/null)" == "libprotoc ${PROTOC_VERSION}" ]] ||
+  die "protoc ${PROTOC_VERSION} is required (Debian/Ubuntu: apt-get install protobuf-compiler); found: $(protoc --version 2>&1 || echo none)"
+PROTOC_GEN_GO_VERSION=$(go list -m -f '{{.Version}}' google.golang.org/protobuf)
+
+proto_tools=$(mktemp -d)
+trap 'rm -rf "${proto_tools}"' EXIT
+log "protoc ${PROTOC_VERSION}, protoc-gen-go ${PROTOC_GEN_GO_VERSION}, protoc-gen-go-grpc ${PROTOC_GEN_GO_GRPC_VERSION} for ${#PROTO_FILES[@]} files"
+GOBIN="${proto_tools}" go install "google.golang.org/protobuf/cmd/protoc-gen-go@${PROTOC_GEN_GO_VERSION}"
+GOBIN="${proto_tools}" go install "google.golang.org/grpc/cmd/protoc-gen-go-grpc@${PROTOC_GEN_GO_GRPC_VERSION}"
+
+find pkg/apis -name '*.pb.go' -delete
+protoc \
+  --plugin=protoc-gen-go="${proto_tools}/protoc-gen-go" \
+  --plugin=protoc-gen-go-grpc="${proto_tools}/protoc-gen-go-grpc" \
+  --go_out=paths=source_relative:. \
+  --go-grpc_out=paths=source_relative:. \
+  "${PROTO_FILES[@]}"

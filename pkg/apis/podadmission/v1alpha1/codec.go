@@ -89,18 +89,25 @@ func DecodeResponse(data []byte, req *PodAdmissionRequest) (*PodAdmissionRespons
 	return resp, nil
 }
 
-// decodeStrict unmarshals one JSON object into obj, case-sensitively, and
-// fails on unknown or duplicate fields.
+// decodeStrict unmarshals one JSON object into obj with UnmarshalStrict.
 func decodeStrict(data []byte, obj any, kind string) error {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return fmt.Errorf("empty, want a %s JSON object", kind)
 	}
+	return UnmarshalStrict(data, obj, kind)
+}
+
+// UnmarshalStrict unmarshals data, one JSON value, into obj as the codec
+// does: case-sensitively, failing on unknown or duplicate fields. what names
+// the expected value in errors. The GRPC form of the protocol uses it for
+// the JSON it carries.
+func UnmarshalStrict(data []byte, obj any, what string) error {
 	strictErrs, err := utiljson.UnmarshalStrict(data, obj)
 	if err != nil {
 		if ok, _ := utiljson.SyntaxErrorOffset(err); ok {
 			return fmt.Errorf("not JSON: %w", err)
 		}
-		return fmt.Errorf("not a %s JSON object: %w", kind, err)
+		return fmt.Errorf("not a %s JSON object: %w", what, err)
 	}
 	if len(strictErrs) > 0 {
 		return joinErrors(strictErrs)

@@ -5,7 +5,7 @@
 //
 // An Exec plugin reads one request as JSON on stdin and writes one response
 // as JSON on stdout; a GRPC plugin receives the same fields in the messages
-// of package grpc beside this one. The codec in this package is the only
+// of package github.com/podadmission/podadmission/pkg/apis/podadmission/grpc/v1alpha1. The codec in this package is the only
 // place either side turns the JSON form into Go values, so the kubelet and
 // the SDK enforce the same rules.
 //

@@ -10,7 +10,7 @@ import (
 
 // PodAdmissionRequest asks a plugin whether a pod may start on this node.
 // An Exec plugin reads it as JSON on stdin; a GRPC plugin receives the same
-// fields in an AdmitRequest.
+// fields in an AdmitRequest (package pkg/apis/podadmission/grpc/v1alpha1).
 //
 // The kubelet sends a request for a pod that has not started yet: before its
 // sandbox is created, its volumes are mounted or its images are pulled. Once

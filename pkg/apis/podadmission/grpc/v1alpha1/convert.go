@@ -1,0 +1,102 @@
+package v1alpha1
+
+import (
+	"encoding/json"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
+)
+
+// RequestToProto converts a request for a GRPC plugin. The kubelet calls it.
+func RequestToProto(req *podadmissionv1alpha1.PodAdmissionRequest) (*AdmitRequest, error) {
+	var pod []byte
+	if req.Pod != nil {
+		var err error
+		if pod, err = json.Marshal(req.Pod); err != nil {
+			return nil, fmt.Errorf("cannot encode the pod: %w", err)
+		}
+	}
+	nodeInfo, err := json.Marshal(&req.Node.NodeInfo)
+	if err != nil {
+		return nil, fmt.Errorf("cannot encode the node info: %w", err)
+	}
+	return &AdmitRequest{
+		Uid: string(req.UID),
+		Pod: pod,
+		Node: &NodeInfo{
+			Name:     req.Node.Name,
+			Labels:   req.Node.Labels,
+			NodeInfo: nodeInfo,
+		},
+		Static:  req.Static,
+		Attempt: req.Attempt,
+	}, nil
+}
+
+// RequestFromProto converts a request a GRPC plugin received, as strictly as
+// DecodeRequest decodes the JSON form: unknown fields in the pod are errors,
+// and the request must pass ValidateRequest. The SDK calls it.
+func RequestFromProto(in *AdmitRequest) (*podadmissionv1alpha1.PodAdmissionRequest, error) {
+	req := &podadmissionv1alpha1.PodAdmissionRequest{
+		UID:     types.UID(in.GetUid()),
+		Static:  in.GetStatic(),
+		Attempt: in.GetAttempt(),
+	}
+	req.APIVersion = podadmissionv1alpha1.SchemeGroupVersion.String()
+	req.Kind = podadmissionv1alpha1.PodAdmissionRequestKind
+	if len(in.GetPod()) > 0 {
+		req.Pod = &corev1.Pod{}
+		if err := podadmissionv1alpha1.UnmarshalStrict(in.GetPod(), req.Pod, "Pod"); err != nil {
+			return nil, fmt.Errorf("invalid request: pod: %w", err)
+		}
+	}
+	if node := in.GetNode(); node != nil {
+		req.Node.Name = node.GetName()
+		req.Node.Labels = node.GetLabels()
+		if len(node.GetNodeInfo()) > 0 {
+			if err := podadmissionv1alpha1.UnmarshalStrict(node.GetNodeInfo(), &req.Node.NodeInfo, "NodeSystemInfo"); err != nil {
+				return nil, fmt.Errorf("invalid request: node.nodeInfo: %w", err)
+			}
+		}
+	}
+	if errs := podadmissionv1alpha1.ValidateRequest(req); len(errs) > 0 {
+		return nil, fmt.Errorf("invalid request: %w", errs.ToAggregate())
+	}
+	return req, nil
+}
+
+// ResponseToProto converts a plugin's response. The SDK calls it.
+func ResponseToProto(resp *podadmissionv1alpha1.PodAdmissionResponse) *AdmitResponse {
+	return &AdmitResponse{
+		Uid:               string(resp.UID),
+		Allowed:           resp.Allowed,
+		Reason:            resp.Reason,
+		Message:           resp.Message,
+		RetryAfterSeconds: resp.RetryAfterSeconds,
+	}
+}
+
+// ResponseFromProto converts a GRPC plugin's answer to req and checks it with
+// ValidateResponse, as DecodeResponse checks the JSON form. The kubelet
+// calls it.
+func ResponseFromProto(in *AdmitResponse, req *podadmissionv1alpha1.PodAdmissionRequest) (*podadmissionv1alpha1.PodAdmissionResponse, error) {
+	resp := &podadmissionv1alpha1.PodAdmissionResponse{
+		UID:     types.UID(in.GetUid()),
+		Allowed: in.GetAllowed(),
+		Reason:  in.GetReason(),
+		Message: in.GetMessage(),
+	}
+	resp.APIVersion = podadmissionv1alpha1.SchemeGroupVersion.String()
+	resp.Kind = podadmissionv1alpha1.PodAdmissionResponseKind
+	if in.RetryAfterSeconds != nil {
+		resp.RetryAfterSeconds = ptr.To(in.GetRetryAfterSeconds())
+	}
+	if errs := podadmissionv1alpha1.ValidateResponse(resp, req); len(errs) > 0 {
+		return nil, fmt.Errorf("invalid response: %w", errs.ToAggregate())
+	}
+	return resp, nil
+}

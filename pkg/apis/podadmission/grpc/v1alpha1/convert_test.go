@@ -1,0 +1,93 @@
+package v1alpha1
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
+)
+
+func testRequest() *podadmissionv1alpha1.PodAdmissionRequest {
+	return &podadmissionv1alpha1.PodAdmissionRequest{
+		TypeMeta: metav1.TypeMeta{APIVersion: "podadmission.kubelet.k8s.io/v1alpha1", Kind: "PodAdmissionRequest"},
+		UID:      "call-1",
+		Pod: &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "web", UID: "pod-1", Labels: map[string]string{"app": "web"}},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}},
+		},
+		Node: podadmissionv1alpha1.NodeInfo{
+			Name:     "node-a",
+			Labels:   map[string]string{"zone": "a"},
+			NodeInfo: corev1.NodeSystemInfo{KernelVersion: "6.1.0", OperatingSystem: "linux"},
+		},
+		Static:  true,
+		Attempt: 3,
+	}
+}
+
+func TestRequestRoundTrip(t *testing.T) {
+	req := testRequest()
+	in, err := RequestToProto(req)
+	require.NoError(t, err)
+	got, err := RequestFromProto(in)
+	require.NoError(t, err)
+	assert.Equal(t, req, got)
+}
+
+func TestRequestFromProtoRejects(t *testing.T) {
+	for name, tc := range map[string]struct {
+		in      *AdmitRequest
+		wantErr string
+	}{
+		"unknown pod field": {
+			in:      &AdmitRequest{Uid: "call-1", Attempt: 1, Pod: []byte(`{"spec":{"futureField":1}}`)},
+			wantErr: `invalid request: pod: unknown field "spec.futureField"`,
+		},
+		"pod not JSON": {
+			in:      &AdmitRequest{Uid: "call-1", Attempt: 1, Pod: []byte(`pod`)},
+			wantErr: `invalid request: pod: not JSON: invalid character 'p' looking for beginning of value`,
+		},
+		"node info not an object": {
+			in:      &AdmitRequest{Uid: "call-1", Attempt: 1, Pod: []byte(`{}`), Node: &NodeInfo{NodeInfo: []byte(`[]`)}},
+			wantErr: `invalid request: node.nodeInfo: not a NodeSystemInfo JSON object: json: cannot unmarshal array into Go value of type v1.NodeSystemInfo`,
+		},
+		"missing fields": {
+			in:      &AdmitRequest{},
+			wantErr: `invalid request: [uid: Required value, pod: Required value, attempt: Invalid value: 0: must be at least 1]`,
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			req, err := RequestFromProto(tc.in)
+			require.EqualError(t, err, tc.wantErr)
+			assert.Nil(t, req)
+		})
+	}
+}
+
+func TestResponseRoundTrip(t *testing.T) {
+	req := testRequest()
+	for name, resp := range map[string]*podadmissionv1alpha1.PodAdmissionResponse{
+		"allow":          {UID: "call-1", Allowed: true},
+		"deny":           {UID: "call-1", Reason: "Nope", Message: "not today"},
+		"deny and retry": {UID: "call-1", Reason: "Nope", RetryAfterSeconds: ptr.To[int32](0)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, err := ResponseFromProto(ResponseToProto(resp), req)
+			require.NoError(t, err)
+			resp.TypeMeta = metav1.TypeMeta{APIVersion: "podadmission.kubelet.k8s.io/v1alpha1", Kind: "PodAdmissionResponse"}
+			assert.Equal(t, resp, got)
+		})
+	}
+}
+
+func TestResponseFromProtoRejects(t *testing.T) {
+	_, err := ResponseFromProto(&AdmitResponse{Uid: "other", Reason: "not camel", RetryAfterSeconds: ptr.To[int32](-1)}, testRequest())
+	require.EqualError(t, err, `invalid response: [uid: Invalid value: "other": must echo the request's uid "call-1", `+
+		`reason: Invalid value: "not camel": must be CamelCase: an upper-case letter followed by letters and digits, like "ImageNotSigned", `+
+		`retryAfterSeconds: Invalid value: -1: must not be negative]`)
+}
