@@ -21,8 +21,10 @@ failed=0
 n=0
 for patch in $(find "${SERIES_DIR}" -maxdepth 1 -name '*.patch' | LC_ALL=C sort); do
   name=${patch#"${REPO_ROOT}"/}
+  # The commit message body: from the first blank line to the diffstat.
+  header=$(sed -n '/^$/,/^---$/p;/^---$/q' "${patch}")
   for field in Description: Upstream: "Drop when:"; do
-    if ! sed -n '/^$/,/^---$/p' "${patch}" | grep -q "^${field}"; then
+    if ! grep -q "^${field}" <<<"${header}"; then
       echo "error: ${name}: header has no '${field}' line (see README: Patch headers)" >&2
       failed=1
     fi
