@@ -19,9 +19,14 @@
 //	    deny, sleep, --decision-file):
 //	    "<namespace>/<name> uid=<pod uid> attempt=<n> static=<bool>".
 //
-// In GRPC mode (--serve) crash exits the daemon in the middle of a call;
-// garbage, huge, wrong-api-version and fork-sleep are Exec behaviours and are
-// refused.
+//	--serve=unix:///PATH: run as a GRPC plugin daemon on that socket until
+//	    SIGTERM or SIGINT, instead of answering one Exec call.
+//	--push=pods|all: in GRPC mode with --decision-file, the file is watched;
+//	    when it changes the daemon asks the kubelet to evaluate again the pods
+//	    it denied since the last change (pods), or every pod it blocks (all).
+//
+// In GRPC mode crash exits the daemon in the middle of a call; garbage,
+// huge, wrong-api-version and fork-sleep are Exec behaviours and are refused.
 package main
 
 import (
@@ -37,6 +42,10 @@ func main() {
 	if err := o.validate(); err != nil {
 		fmt.Fprintf(os.Stderr, "testplugin: %v\n", err)
 		os.Exit(2)
+	}
+	if o.serve != "" {
+		runGRPC(&o)
+		return
 	}
 	runExec(&o)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -27,7 +28,18 @@ type options struct {
 	retryAfter   time.Duration
 	decisionFile string
 	logFile      string
+	serve        string
+	push         string
 }
+
+// Ways to push re-evaluations when the decision file changes (GRPC mode).
+const (
+	pushAll  = "all"
+	pushPods = "pods"
+)
+
+// execOnlyModes break the protocol in ways only a process can.
+var execOnlyModes = []string{modeGarbage, modeHuge, modeWrongAPIVersion, modeForkSleep}
 
 func (o *options) addFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.mode, "mode", modeAllow, fmt.Sprintf("behaviour, one of %v", modes))
@@ -36,13 +48,19 @@ func (o *options) addFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.retryAfter, "retry-after", 0, "retryAfterSeconds of a rejection (rounded up to seconds; 0: unset)")
 	fs.StringVar(&o.decisionFile, "decision-file", "", `file read at every call: "allow" or "deny <Reason> <message>"; overrides --mode`)
 	fs.StringVar(&o.logFile, "log-file", "", "file to append one line to per call")
+	fs.StringVar(&o.serve, "serve", "", "serve as a GRPC plugin daemon on this unix socket (unix:///path or /path) instead of answering one Exec call")
+	fs.StringVar(&o.push, "push", pushPods, `with --serve and --decision-file, what to ask the kubelet to evaluate again when the file changes: "pods" (the pods denied since the last change) or "all"`)
 }
 
 func (o *options) validate() error {
-	for _, m := range modes {
-		if o.mode == m {
-			return nil
-		}
+	if !slices.Contains(modes, o.mode) {
+		return fmt.Errorf("unknown --mode %q, want one of %v", o.mode, modes)
 	}
-	return fmt.Errorf("unknown --mode %q, want one of %v", o.mode, modes)
+	if o.serve != "" && slices.Contains(execOnlyModes, o.mode) {
+		return fmt.Errorf("--mode=%s is an Exec behaviour, it cannot be used with --serve", o.mode)
+	}
+	if o.push != pushAll && o.push != pushPods {
+		return fmt.Errorf("unknown --push %q, want %q or %q", o.push, pushPods, pushAll)
+	}
+	return nil
 }

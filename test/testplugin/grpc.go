@@ -1,0 +1,90 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podadmission/podadmission/pkg/plugin"
+)
+
+// decisionFilePollInterval is how often the GRPC daemon looks at the
+// decision file; tests flip it and expect the kubelet to react quickly.
+const decisionFilePollInterval = 50 * time.Millisecond
+
+// runGRPC serves the handler on --serve until SIGTERM or SIGINT.
+func runGRPC(o *options) {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	d := &daemon{options: o, denied: map[types.UID]struct{}{}}
+	d.server = plugin.NewServer(d.handle)
+	if o.decisionFile != "" {
+		go d.watchDecisionFile(ctx)
+	}
+	fmt.Fprintf(os.Stderr, "testplugin: serving on %s\n", o.serve)
+	if err := d.server.Serve(ctx, o.serve); err != nil {
+		fail(err)
+	}
+}
+
+// daemon is the test plugin in GRPC mode. It remembers the pods it denied,
+// to ask for exactly those to be evaluated again when the decision changes.
+type daemon struct {
+	*options
+	server *plugin.Server
+	mu     sync.Mutex
+	denied map[types.UID]struct{}
+}
+
+func (d *daemon) handle(ctx context.Context, req *plugin.Request) (*plugin.Response, error) {
+	if d.mode == modeCrash && d.decisionFile == "" {
+		fmt.Fprintln(os.Stderr, "testplugin: crashing as asked")
+		os.Exit(3)
+	}
+	resp, err := d.handler(ctx, req)
+	if err == nil && !resp.Allowed {
+		d.mu.Lock()
+		d.denied[req.Pod.UID] = struct{}{}
+		d.mu.Unlock()
+	}
+	return resp, err
+}
+
+// watchDecisionFile pushes re-evaluations whenever the decision file's
+// content changes.
+func (d *daemon) watchDecisionFile(ctx context.Context) {
+	last, _ := os.ReadFile(d.decisionFile)
+	ticker := time.NewTicker(decisionFilePollInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+		current, _ := os.ReadFile(d.decisionFile)
+		if bytes.Equal(current, last) {
+			continue
+		}
+		last = current
+		if d.push == pushAll {
+			d.server.ReevaluateAll()
+			continue
+		}
+		d.mu.Lock()
+		uids := make([]types.UID, 0, len(d.denied))
+		for uid := range d.denied {
+			uids = append(uids, uid)
+		}
+		clear(d.denied)
+		d.mu.Unlock()
+		d.server.Reevaluate(uids...)
+	}
+}
