@@ -207,4 +207,3 @@ func (svc *service) WatchReevaluations(_ *pb.WatchReevaluationsRequest, stream g
 		}
 	}
 }
-

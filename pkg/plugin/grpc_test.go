@@ -93,7 +93,9 @@ func TestServerAdmitFailures(t *testing.T) {
 			wantMsg:  `invalid response: reason: Invalid value: "no reason given": must be CamelCase: an upper-case letter followed by letters and digits, like "ImageNotSigned"`,
 		},
 		"handler error": {
-			h:        func(context.Context, *Request) (*Response, error) { return nil, fmt.Errorf("policy server unreachable") },
+			h: func(context.Context, *Request) (*Response, error) {
+				return nil, fmt.Errorf("policy server unreachable")
+			},
 			req:      admitRequest(),
 			wantCode: codes.Unknown,
 			wantMsg:  "policy server unreachable",
