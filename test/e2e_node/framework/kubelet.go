@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"strconv"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -209,3 +211,15 @@ func (k *Kubelet) Process() *Process { return k.process }
 
 // Starts counts the kubelet processes started so far in this run.
 func (k *Kubelet) Starts() int { return k.starts }
+
+// SupportsPodAdmission returns nil if the kubelet binary has the patch
+// series' flags, and otherwise an error that says so: the plugin tests
+// cannot run against a vanilla kubelet.
+func (k *Kubelet) SupportsPodAdmission() error {
+	out, _ := exec.Command(k.Binary, "--help").CombinedOutput()
+	if !strings.Contains(string(out), "--pod-admission-plugin-config") {
+		version, _ := exec.Command(k.Binary, "--version").CombinedOutput()
+		return fmt.Errorf("kubelet %s (%s) has no --pod-admission-plugin-config flag: it is not built with the podadmission patch series (patches/), so the plugin tests cannot run", k.Binary, strings.TrimSpace(string(version)))
+	}
+	return nil
+}

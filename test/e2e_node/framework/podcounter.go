@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,14 +17,16 @@ import (
 
 // PodCounter watches a namespace and remembers every pod that ever
 // existed in it, however briefly: the measure of controller thrash is the
-// number of pods a controller created, not how many exist at the end.
+// number of pods a controller created, not how many exist at the end. It
+// also notes when each pod was first seen Running, on the watch event.
 type PodCounter struct {
-	mu     sync.Mutex
-	pods   map[types.UID]*corev1.Pod
-	order  []types.UID
-	cancel context.CancelFunc
-	done   chan struct{}
-	err    error
+	mu      sync.Mutex
+	pods    map[types.UID]*corev1.Pod
+	order   []types.UID
+	running map[types.UID]time.Time
+	cancel  context.CancelFunc
+	done    chan struct{}
+	err     error
 }
 
 // CountPods starts watching namespace (from its current, empty state).
@@ -38,7 +41,7 @@ func CountPods(ctx context.Context, client kubernetes.Interface, namespace strin
 		cancel()
 		return nil, err
 	}
-	c := &PodCounter{pods: map[types.UID]*corev1.Pod{}, cancel: cancel, done: make(chan struct{})}
+	c := &PodCounter{pods: map[types.UID]*corev1.Pod{}, running: map[types.UID]time.Time{}, cancel: cancel, done: make(chan struct{})}
 	for i := range list.Items {
 		c.observe(&list.Items[i])
 	}
@@ -74,6 +77,17 @@ func (c *PodCounter) observe(p *corev1.Pod) {
 		c.order = append(c.order, p.UID)
 	}
 	c.pods[p.UID] = p.DeepCopy()
+	if _, ok := c.running[p.UID]; !ok && PodRunning(p) {
+		c.running[p.UID] = time.Now()
+	}
+}
+
+// RunningAt is when the watch first showed the pod with uid Running.
+func (c *PodCounter) RunningAt(uid types.UID) (time.Time, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, ok := c.running[uid]
+	return t, ok
 }
 
 // Stop ends the watch; the counts stay readable.

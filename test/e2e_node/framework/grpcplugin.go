@@ -1,0 +1,39 @@
+//go:build e2e_node
+
+package framework
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+)
+
+// StartGRPCPlugin starts the test plugin as a GRPC plugin daemon named
+// name, serving on a unix socket in the run's socket directory, and waits
+// for the socket. It returns the endpoint for the plugin's configuration.
+// Teardown stops it with the rest of the cluster.
+func (c *Cluster) StartGRPCPlugin(ctx context.Context, name string, args ...string) (string, error) {
+	socket := c.Layout.SocketPath(name + ".sock")
+	endpoint := "unix://" + socket
+	_ = os.Remove(socket)
+	p, err := StartProcess(ProcessSpec{
+		Name:    "plugin-" + name,
+		Binary:  c.Binaries.TestPlugin,
+		Args:    append([]string{"--serve=" + endpoint}, args...),
+		LogPath: c.Layout.LogPath("plugin-" + name),
+	})
+	if err != nil {
+		return "", err
+	}
+	c.processes = append(c.processes, p)
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	err = p.WaitReady(ctx, func(context.Context) error {
+		if _, err := os.Stat(socket); err != nil {
+			return fmt.Errorf("no socket yet: %w", err)
+		}
+		return nil
+	})
+	return endpoint, err
+}

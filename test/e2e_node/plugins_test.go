@@ -1,0 +1,138 @@
+//go:build e2e_node
+
+package e2enode
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	configv1alpha1 "github.com/podadmission/podadmission/pkg/apis/config/v1alpha1"
+	"github.com/podadmission/podadmission/test/e2e_node/framework"
+)
+
+// The plugins of the suite. They are configured side by side in one
+// kubelet, and each sees only the pods labelled with its name
+// (framework.PluginLabel), so the tests can share the node and run in
+// parallel without seeing each other's pods.
+const (
+	pluginDenySoft     = "deny-soft"
+	pluginDenyHard     = "deny-hard"
+	pluginStatic       = "static-gate"
+	pluginGRPCGate     = "grpc-gate"
+	pluginFaultMissing = "fault-missing"
+	pluginFaultHang    = "fault-hang"
+	pluginFaultGarbage = "fault-garbage"
+	pluginMetrics      = "metrics-probe"
+	pluginRestart      = "restart-probe"
+	pluginGateOff      = "gate-off-probe"
+)
+
+// Reasons the deny plugins give; the pod's status.reason must be theirs.
+const (
+	reasonDenySoft = "E2EDeniedSoft"
+	reasonDenyHard = "E2EDeniedHard"
+)
+
+// faultHangTimeout is the timeout of the plugin that never answers.
+const faultHangTimeout = 2 * time.Second
+
+// faultConfigFile is the configuration file of one fault plugin: each has
+// its own, so that fixing one is a write of its file alone.
+func faultConfigFile(plugin string) string { return "40-" + plugin + ".yaml" }
+
+// pluginKubelet is how the plugin tests run the kubelet: feature gate on,
+// the suite's plugin directories.
+var pluginKubelet = framework.KubeletOptions{PodAdmission: true, PluginFlags: true}
+
+var (
+	pluginsOnce sync.Once
+	pluginsErr  error
+)
+
+// usePluginKubelet makes sure the kubelet runs with opts and the suite's
+// plugins are installed; the first plugin test installs them.
+func usePluginKubelet(t *testing.T, opts framework.KubeletOptions) {
+	t.Helper()
+	c := suite.Cluster
+	require.NoError(t, c.Kubelet.SupportsPodAdmission())
+	pluginsOnce.Do(func() { pluginsErr = installSuitePlugins(c) })
+	require.NoError(t, pluginsErr, "installing the suite's plugins")
+	if c.Kubelet.Process().Running() && optionsEqual(c.Kubelet.Options(), opts) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	start := time.Now()
+	require.NoError(t, c.RestartKubelet(ctx, opts), "restarting the kubelet with %+v", opts)
+	t.Logf("kubelet restarted with %+v in %s", opts, time.Since(start).Round(time.Millisecond))
+}
+
+func optionsEqual(a, b framework.KubeletOptions) bool {
+	if a.PodAdmission != b.PodAdmission || a.PluginFlags != b.PluginFlags || len(a.ExtraArgs) != len(b.ExtraArgs) {
+		return false
+	}
+	for i := range a.ExtraArgs {
+		if a.ExtraArgs[i] != b.ExtraArgs[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// execPlugin is an Exec plugin that sees only pods labelled with its name.
+func execPlugin(name string, args ...string) configv1alpha1.PluginConfig {
+	return configv1alpha1.PluginConfig{
+		Name:  name,
+		Type:  configv1alpha1.ExecPluginType,
+		Args:  append(args, "--log-file="+suite.Cluster.PluginFile(name+".log")),
+		Match: framework.MatchPluginLabel(name),
+	}
+}
+
+// installSuitePlugins writes the configuration of every suite plugin and
+// installs their executables; the fault plugin whose binary is missing is
+// the exception by design. It also starts the GRPC plugin daemon.
+func installSuitePlugins(c *framework.Cluster) error {
+	hard := execPlugin(pluginDenyHard, "--mode=deny", "--reason="+reasonDenyHard, "--message=the e2e hard plugin denies this pod")
+	hard.RejectionMode = configv1alpha1.RejectionModeHard
+	hang := execPlugin(pluginFaultHang, "--mode=sleep")
+	hang.Timeout = &metav1.Duration{Duration: faultHangTimeout}
+
+	files := map[string][]configv1alpha1.PluginConfig{
+		"10-thrash.yaml": {
+			execPlugin(pluginDenySoft, "--mode=deny", "--reason="+reasonDenySoft, "--message=the e2e soft plugin denies this pod"),
+			hard,
+		},
+		"20-static.yaml":  {execPlugin(pluginStatic, "--decision-file="+c.PluginFile(pluginStatic+".decision"), "--retry-after=1s")},
+		"30-grpc.yaml":    {grpcGatePlugin(c)},
+		faultConfigFile(pluginFaultMissing): {execPlugin(pluginFaultMissing)},
+		faultConfigFile(pluginFaultHang):    {hang},
+		faultConfigFile(pluginFaultGarbage): {execPlugin(pluginFaultGarbage, "--mode=garbage")},
+		"50-metrics.yaml": {execPlugin(pluginMetrics, "--decision-file="+c.PluginFile(pluginMetrics+".decision"), "--retry-after=1s")},
+		"60-restart.yaml": {execPlugin(pluginRestart, "--mode=allow")},
+		"70-gateoff.yaml": {execPlugin(pluginGateOff, "--mode=deny")},
+	}
+	for file, plugins := range files {
+		if err := c.WritePluginConfig(file, plugins...); err != nil {
+			return err
+		}
+		for _, p := range plugins {
+			if p.Type == configv1alpha1.ExecPluginType && p.Name != pluginFaultMissing {
+				if err := c.InstallExecPlugin(p.Name); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	for _, decision := range []string{pluginStatic, pluginMetrics} {
+		if err := framework.SetDecision(c.PluginFile(decision+".decision"), "deny E2EGateClosed the e2e gate is closed"); err != nil {
+			return err
+		}
+	}
+	return startGRPCGate(c)
+}
