@@ -65,4 +65,3 @@ func logSince(t *testing.T, path string, offset int64) string {
 	require.NoError(t, err)
 	return string(data[min(offset, int64(len(data))):])
 }
-

@@ -108,14 +108,14 @@ func installSuitePlugins(c *framework.Cluster) error {
 			execPlugin(pluginDenySoft, "--mode=deny", "--reason="+reasonDenySoft, "--message=the e2e soft plugin denies this pod"),
 			hard,
 		},
-		"20-static.yaml":  {execPlugin(pluginStatic, "--decision-file="+c.PluginFile(pluginStatic+".decision"), "--retry-after=1s")},
-		"30-grpc.yaml":    {grpcGatePlugin(c)},
+		"20-static.yaml":                    {execPlugin(pluginStatic, "--decision-file="+c.PluginFile(pluginStatic+".decision"), "--retry-after=1s")},
+		"30-grpc.yaml":                      {grpcGatePlugin(c)},
 		faultConfigFile(pluginFaultMissing): {execPlugin(pluginFaultMissing)},
 		faultConfigFile(pluginFaultHang):    {hang},
 		faultConfigFile(pluginFaultGarbage): {execPlugin(pluginFaultGarbage, "--mode=garbage")},
-		"50-metrics.yaml": {execPlugin(pluginMetrics, "--decision-file="+c.PluginFile(pluginMetrics+".decision"), "--retry-after=1s")},
-		"60-restart.yaml": {execPlugin(pluginRestart, "--mode=allow")},
-		"70-gateoff.yaml": {execPlugin(pluginGateOff, "--mode=deny")},
+		"50-metrics.yaml":                   {execPlugin(pluginMetrics, "--decision-file="+c.PluginFile(pluginMetrics+".decision"), "--retry-after=1s")},
+		"60-restart.yaml":                   {execPlugin(pluginRestart, "--mode=allow")},
+		"70-gateoff.yaml":                   {execPlugin(pluginGateOff, "--mode=deny")},
 	}
 	for file, plugins := range files {
 		if err := c.WritePluginConfig(file, plugins...); err != nil {
