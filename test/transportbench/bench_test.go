@@ -63,8 +63,8 @@ func benchRequest(i int) *podadmissionv1alpha1.PodAdmissionRequest {
 		Pod: &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{
 				Namespace: "team-a", Name: "web-7d9f8c6b5-x2x4z", UID: "1f0c2a9e-3b1d-4a8e-9c55-0d7c3c1e2b7a",
-				Labels:      map[string]string{"app": "web", "pod-template-hash": "7d9f8c6b5", "team": "a"},
-				Annotations: map[string]string{"kubectl.kubernetes.io/restartedAt": "2026-11-29T10:00:00Z"},
+				Labels:          map[string]string{"app": "web", "pod-template-hash": "7d9f8c6b5", "team": "a"},
+				Annotations:     map[string]string{"kubectl.kubernetes.io/restartedAt": "2026-11-29T10:00:00Z"},
 				OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-7d9f8c6b5", UID: "5b2e", Controller: ptrTrue}},
 			},
 			Spec: corev1.PodSpec{
