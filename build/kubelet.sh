@@ -14,6 +14,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 pkg=${1:-./cmd/kubelet}
 out=${2:-${OUTPUT_DIR}/bin/$(basename "${pkg}")}
+[[ "${out}" == /* ]] || out=${PWD}/${out}
 
 [[ -d "${SRC_DIR}/.git" ]] || die "${SRC_DIR} does not exist; run make source first"
 

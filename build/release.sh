@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Packages the drop-in kubelet for node images:
+#   _output/release/kubelet-<version>-linux-amd64.tar.gz (+ .sha256)
+# holding the kubelet, its sha256, LICENSE, a sample plugin configuration
+# and a systemd drop-in that enables the feature gate. The tarball is
+# reproducible: fixed owner, mode and mtime (SOURCE_DATE_EPOCH), sorted.
+
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+kubelet=${OUTPUT_DIR}/bin/kubelet
+[[ -x "${kubelet}" ]] || die "${kubelet} does not exist; run make kubelet first"
+sample=${REPO_ROOT}/examples/pod-admission/10-pod-security.yaml
+[[ -f "${sample}" ]] || die "${sample} does not exist"
+
+version=$("${REPO_ROOT}/build/version.sh" version)
+epoch=$("${REPO_ROOT}/build/version.sh" epoch)
+name=kubelet-${version}-linux-amd64
+stage=${OUTPUT_DIR}/release/${name}
+rm -rf "${stage}"
+mkdir -p "${stage}/pod-admission"
+cp "${kubelet}" "${kubelet}.sha256" "${stage}/"
+cp "${REPO_ROOT}/LICENSE" "${stage}/"
+cp "${sample}" "${stage}/pod-admission/"
+cp "${REPO_ROOT}/build/release/10-podadmission.conf" "${stage}/"
+
+tarball=${OUTPUT_DIR}/release/${name}.tar.gz
+tar --sort=name --owner=0 --group=0 --numeric-owner --mode='u+rw,go+r,go-w' \
+  --mtime="@${epoch}" -C "${OUTPUT_DIR}/release" -cf - "${name}" | gzip -n -9 >"${tarball}"
+rm -rf "${stage}"
+(cd "${OUTPUT_DIR}/release" && sha256sum "${name}.tar.gz" >"${name}.tar.gz.sha256")
+cat "${tarball}.sha256"

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Static checks CI runs before the tests: formatting, vet (including the
+# node e2e code, which builds only with its tag), go.mod tidiness, and
+# generated code that matches its sources.
+
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "${REPO_ROOT}"
+
+failed=0
+fail() {
+  echo "error: $*" >&2
+  failed=1
+}
+
+unformatted=$(gofmt -l $(git ls-files '*.go'))
+[[ -z "${unformatted}" ]] || fail "not gofmt'ed (run gofmt -w): ${unformatted//$'\n'/ }"
+
+go vet ./... || fail "go vet ./... failed"
+go vet -tags e2e_node ./test/e2e_node/... || fail "go vet -tags e2e_node ./test/e2e_node/... failed"
+
+backup=$(mktemp -d)
+trap 'rm -rf "${backup}"' EXIT
+cp go.mod go.sum "${backup}/"
+go mod tidy
+if ! git diff --quiet -- go.mod go.sum; then
+  fail "go.mod/go.sum are not tidy (run go mod tidy):"$'\n'"$(git diff --stat -- go.mod go.sum)"
+  cp "${backup}/go.mod" "${backup}/go.sum" .
+fi
+
+# Regenerate into the work tree and compare with what is committed.
+if [[ -z "$(git status --porcelain -- pkg/apis)" ]]; then
+  build/generate.sh >/dev/null 2>&1 || fail "build/generate.sh failed"
+  if [[ -n "$(git status --porcelain -- pkg/apis)" ]]; then
+    fail "generated code is stale (run make generate):"$'\n'"$(git status --short -- pkg/apis)"
+    git checkout -q -- pkg/apis
+    git clean -q -fd -- pkg/apis
+  fi
+else
+  fail "pkg/apis has uncommitted changes; commit them before verifying generated code"
+fi
+
+[[ "${failed}" == 0 ]] || exit 1
+log "verify: gofmt, vet, tidy and generated code are clean"
