@@ -5,6 +5,7 @@
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "${REPO_ROOT}"
+build/host-deps.sh protoc=protobuf-compiler
 
 failed=0
 fail() {
