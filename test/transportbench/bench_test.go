@@ -18,7 +18,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 
 	configv1alpha1 "github.com/podadmission/podadmission/pkg/apis/config/v1alpha1"
 	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
@@ -55,7 +57,7 @@ func benchRequest(i int) *podadmissionv1alpha1.PodAdmissionRequest {
 				Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")},
 			},
 			VolumeMounts:   []corev1.VolumeMount{{Name: "config", MountPath: "/etc/app"}},
-			ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstrPort}}, PeriodSeconds: 5},
+			ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8080)}}, PeriodSeconds: 5},
 		}
 	}
 	return &podadmissionv1alpha1.PodAdmissionRequest{
@@ -65,7 +67,7 @@ func benchRequest(i int) *podadmissionv1alpha1.PodAdmissionRequest {
 				Namespace: "team-a", Name: "web-7d9f8c6b5-x2x4z", UID: "1f0c2a9e-3b1d-4a8e-9c55-0d7c3c1e2b7a",
 				Labels:          map[string]string{"app": "web", "pod-template-hash": "7d9f8c6b5", "team": "a"},
 				Annotations:     map[string]string{"kubectl.kubernetes.io/restartedAt": "2026-11-29T10:00:00Z"},
-				OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-7d9f8c6b5", UID: "5b2e", Controller: ptrTrue}},
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-7d9f8c6b5", UID: "5b2e", Controller: ptr.To(true)}},
 			},
 			Spec: corev1.PodSpec{
 				Containers:         []corev1.Container{container("web", "registry.example/web:1.4.2"), container("sidecar", "registry.example/proxy:2.0.1")},

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	configv1alpha1 "github.com/podadmission/podadmission/pkg/apis/config/v1alpha1"
+	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
+	"github.com/podadmission/podadmission/pkg/kubelet/podadmission"
+	execplugin "github.com/podadmission/podadmission/pkg/kubelet/podadmission/exec"
+	grpcplugin "github.com/podadmission/podadmission/pkg/kubelet/podadmission/grpc"
+	"github.com/podadmission/podadmission/test/testplugin/build"
+)
+
+// These tests run the built test plugin through the real transports, as
+// the manager and the node e2e tests do.
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	build.Cleanup()
+	os.Exit(code)
+}
+
+func request(uid types.UID, podUID types.UID) *podadmissionv1alpha1.PodAdmissionRequest {
+	return &podadmissionv1alpha1.PodAdmissionRequest{
+		UID:     uid,
+		Pod:     &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "pod-" + string(podUID), UID: podUID}},
+		Attempt: 1,
+	}
+}
+
+func tempDir(t *testing.T) string {
+	dir, err := os.MkdirTemp("", "testplugin")
+	require.NoError(t, err)
+	require.NoError(t, os.Chmod(dir, 0o755))
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+func execPlugin(t *testing.T, args ...string) *execplugin.Plugin {
+	dir := tempDir(t)
+	_, err := build.Install(dir, "testplugin")
+	require.NoError(t, err)
+	p, err := execplugin.New(&configv1alpha1.PluginConfig{Name: "testplugin", Type: configv1alpha1.ExecPluginType, Args: args}, dir)
+	require.NoError(t, err)
+	return p
+}
+
+func TestExecDecisionFileIsReadAtEveryCall(t *testing.T) {
+	dir := tempDir(t)
+	decision := filepath.Join(dir, "decision")
+	log := filepath.Join(dir, "calls.log")
+	p := execPlugin(t, "--mode=deny", "--decision-file="+decision, "--log-file="+log, "--retry-after=10s")
+
+	require.NoError(t, os.WriteFile(decision, []byte("deny QuotaExceeded no GPUs left\n"), 0o644))
+	resp, err := p.Admit(context.Background(), request("call-1", "a"))
+	require.NoError(t, err)
+	assert.Equal(t, "QuotaExceeded", resp.Reason)
+	assert.Equal(t, "no GPUs left", resp.Message)
+	assert.Equal(t, int32(10), *resp.RetryAfterSeconds)
+
+	require.NoError(t, os.WriteFile(decision, []byte("allow"), 0o644))
+	resp, err = p.Admit(context.Background(), request("call-2", "a"))
+	require.NoError(t, err)
+	assert.True(t, resp.Allowed)
+
+	require.NoError(t, os.WriteFile(decision, []byte("maybe"), 0o644))
+	_, err = p.Admit(context.Background(), request("call-3", "b"))
+	require.EqualError(t, err, fmt.Sprintf(`pod admission plugin "testplugin": exited with code 1; stderr: "decision file %s: want \"allow\" or \"deny <Reason> <message>\", got \"maybe\""`, decision))
+
+	calls, err := os.ReadFile(log)
+	require.NoError(t, err)
+	assert.Equal(t, "ns/pod-a uid=a attempt=1 static=false\nns/pod-a uid=a attempt=1 static=false\nns/pod-b uid=b attempt=1 static=false\n", string(calls))
+}
+
+func TestBadFlags(t *testing.T) {
+	bin, err := build.Binary()
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		args       []string
+		wantStderr string
+	}{
+		{
+			args:       []string{"--mode=bogus"},
+			wantStderr: `testplugin: unknown --mode "bogus", want one of [allow deny sleep crash garbage huge wrong-api-version fork-sleep]` + "\n",
+		},
+		{
+			args:       []string{"--serve=/tmp/x.sock", "--mode=huge"},
+			wantStderr: "testplugin: --mode=huge is an Exec behaviour, it cannot be used with --serve\n",
+		},
+		{
+			args:       []string{"--push=some"},
+			wantStderr: `testplugin: unknown --push "some", want "pods" or "all"` + "\n",
+		},
+	} {
+		out, err := exec.Command(bin, tc.args...).CombinedOutput()
+		var exitErr *exec.ExitError
+		require.ErrorAs(t, err, &exitErr, tc.args)
+		assert.Equal(t, 2, exitErr.ExitCode(), tc.args)
+		assert.Equal(t, tc.wantStderr, string(out), tc.args)
+	}
+}
+
+func TestGRPCPushAll(t *testing.T) {
+	dir := tempDir(t)
+	socket := filepath.Join(dir, "p.sock")
+	decision := filepath.Join(dir, "decision")
+	log := filepath.Join(dir, "calls.log")
+	require.NoError(t, os.WriteFile(decision, []byte("deny NotYet"), 0o644))
+	bin, err := build.Binary()
+	require.NoError(t, err)
+	daemon := exec.Command(bin, "--serve=unix://"+socket, "--decision-file="+decision, "--push=all", "--log-file="+log)
+	require.NoError(t, daemon.Start())
+	t.Cleanup(func() {
+		_ = daemon.Process.Signal(os.Interrupt)
+		assert.NoError(t, daemon.Wait(), "the daemon stops cleanly on SIGINT")
+	})
+
+	p, err := grpcplugin.New(&configv1alpha1.PluginConfig{Name: "testplugin", Type: configv1alpha1.GRPCPluginType, Endpoint: socket})
+	require.NoError(t, err)
+	t.Cleanup(func() { p.Close() })
+	require.Equal(t, podadmission.Reevaluation{All: true}, next(t, p), "on connection")
+
+	resp, err := p.Admit(context.Background(), request("call-1", "a"))
+	require.NoError(t, err)
+	assert.Equal(t, "NotYet", resp.Reason)
+	assert.Empty(t, resp.Message)
+
+	time.Sleep(200 * time.Millisecond) // let the WatchReevaluations stream open
+	require.NoError(t, os.WriteFile(decision, []byte("allow"), 0o644))
+	assert.Equal(t, podadmission.Reevaluation{All: true}, next(t, p), "on the decision change")
+
+	calls, err := os.ReadFile(log)
+	require.NoError(t, err)
+	assert.Equal(t, "ns/pod-a uid=a attempt=1 static=false\n", string(calls))
+}
+
+func next(t *testing.T, p *grpcplugin.Plugin) podadmission.Reevaluation {
+	t.Helper()
+	select {
+	case r := <-p.Reevaluations():
+		return r
+	case <-time.After(10 * time.Second):
+		require.FailNow(t, "no re-evaluation within 10s")
+	}
+	return podadmission.Reevaluation{}
+}
