@@ -1,0 +1,57 @@
+package podadmission
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/klog/v2"
+)
+
+// gcInterval is how often the Manager forgets pods the kubelet dropped.
+const gcInterval = time.Minute
+
+func (m *Manager) runGarbageCollection(ctx context.Context) {
+	if m.opts.ActivePods == nil {
+		return
+	}
+	ticker := m.clock.NewTicker(gcInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C():
+			m.collectGarbage(ctx)
+		}
+	}
+}
+
+// collectGarbage forgets the pods that are not active any more. A pod seen
+// by SoftAdmit after the list was taken is kept: it may be too new to be in
+// the list.
+func (m *Manager) collectGarbage(ctx context.Context) {
+	listedAt := m.clock.Now()
+	active := sets.New[types.UID]()
+	for _, pod := range m.opts.ActivePods() {
+		active.Insert(pod.UID)
+	}
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	forgotten := 0
+	for uid, st := range m.pods {
+		if active.Has(uid) || !st.lastSeen.Before(listedAt) {
+			continue
+		}
+		if st.blocked {
+			blockedPods.Dec()
+		}
+		delete(m.pods, uid)
+		forgotten++
+	}
+	if forgotten > 0 {
+		klog.FromContext(ctx).V(4).Info("Pod admission forgot pods that are gone", "pods", forgotten, "remaining", len(m.pods))
+	}
+}

@@ -1,0 +1,314 @@
+package podadmission
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+	"k8s.io/kubernetes/pkg/kubelet/lifecycle"
+	"k8s.io/utils/clock"
+
+	configv1alpha1 "github.com/podadmission/podadmission/pkg/apis/config/v1alpha1"
+	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
+)
+
+// ReasonUnavailable is the pod status reason while the Manager is stopped
+// (the kubelet is shutting down): pods that have not started stay Pending.
+const ReasonUnavailable = "PodAdmissionUnavailable"
+
+// Options configure a Manager.
+type Options struct {
+	// ConfigPath is the configuration file or directory
+	// (--pod-admission-plugin-config). Required.
+	ConfigPath string
+	// BinDir holds the Exec plugins' executables
+	// (--pod-admission-plugin-bin-dir). Required when an Exec plugin is
+	// configured.
+	BinDir string
+	// NodeName is this node's name, sent to plugins and used for node
+	// events. Required.
+	NodeName string
+	// GetNode returns this node for the requests' labels and system info.
+	// Optional; when it is nil or fails, requests carry the name only.
+	GetNode func() (*v1.Node, error)
+	// ActivePods lists the pods the kubelet still runs or may run; the
+	// Manager forgets every other pod. Optional: without it, state is kept
+	// for every pod ever seen.
+	ActivePods func() []*v1.Pod
+	// Recorder records events on the node (configuration reloads) and on
+	// pods (ignored plugin failures). Optional.
+	Recorder record.EventRecorder
+	// NewPlugin creates the transport of a configured plugin. Required. The
+	// exec and grpc packages import this one, so it cannot pick them
+	// itself: the kubelet passes a factory that does.
+	NewPlugin PluginFactory
+	// Clock is the clock of back-off, escalation and periodic work; the
+	// real clock when nil. Plugin call timeouts use real time.
+	Clock clock.WithTicker
+}
+
+// Manager runs the pods the kubelet is about to start through the
+// configured plugins and holds the rejected ones Pending until they are
+// admitted. It implements the kubelet's per-pod soft admission stage
+// (SoftAdmit) and lifecycle.PodSyncLoopHandler (ShouldSync).
+type Manager struct {
+	opts    Options
+	clock   clock.WithTicker
+	nodeRef *v1.ObjectReference
+
+	// chain is the plugins of the current configuration.
+	chain atomic.Pointer[Chain]
+	// config is the configuration chain was built from, and
+	// lastReloadError the error of the last refused reload; only the
+	// goroutine that reloads the configuration uses them after Start.
+	config          *Config
+	lastReloadError string
+
+	mu   sync.Mutex
+	pods map[types.UID]*podState
+
+	// runCtx is Start's context: plugin goroutines live as long as it.
+	runCtx  context.Context
+	started atomic.Bool
+}
+
+var _ lifecycle.PodSyncLoopHandler = &Manager{}
+
+// NewManager loads the configuration at opts.ConfigPath and creates its
+// plugins. An invalid configuration is an error that names the file and the
+// field. It registers the pod admission metrics with the legacy registry.
+func NewManager(opts Options) (*Manager, error) {
+	switch {
+	case opts.ConfigPath == "":
+		return nil, errors.New("pod admission: the plugin configuration path is required")
+	case opts.NodeName == "":
+		return nil, errors.New("pod admission: the node name is required")
+	case opts.NewPlugin == nil:
+		return nil, errors.New("pod admission: Options.NewPlugin is required")
+	}
+	cfg, err := loadConfigForNode(opts.ConfigPath, opts.BinDir)
+	if err != nil {
+		return nil, err
+	}
+	chain, err := NewChain(cfg, opts.NewPlugin, opts.BinDir)
+	if err != nil {
+		return nil, err
+	}
+	registerMetrics()
+
+	m := &Manager{
+		opts:    opts,
+		clock:   opts.Clock,
+		nodeRef: &v1.ObjectReference{Kind: "Node", Name: opts.NodeName, UID: types.UID(opts.NodeName)},
+		config:  cfg,
+		pods:    map[types.UID]*podState{},
+	}
+	if m.clock == nil {
+		m.clock = clock.RealClock{}
+	}
+	m.chain.Store(chain)
+	return m, nil
+}
+
+// loadConfigForNode is LoadConfig plus what depends on the kubelet's flags.
+func loadConfigForNode(path, binDir string) (*Config, error) {
+	cfg, err := LoadConfig(path)
+	if err != nil {
+		return nil, err
+	}
+	if binDir != "" {
+		return cfg, nil
+	}
+	for _, p := range cfg.Plugins {
+		if p.Type == configv1alpha1.ExecPluginType {
+			return nil, fmt.Errorf("%s: plugins[%d].type: Invalid value: %q: Exec plugins need the kubelet flag --pod-admission-plugin-bin-dir", p.File, p.Index, p.Type)
+		}
+	}
+	return cfg, nil
+}
+
+// Start starts the Manager's background work and returns: configuration
+// reloads, the plugins' re-evaluation requests, and forgetting pods that are
+// gone. When ctx is done it all stops and the plugins are closed.
+func (m *Manager) Start(ctx context.Context) {
+	if !m.started.CompareAndSwap(false, true) {
+		klog.FromContext(ctx).Error(nil, "Pod admission manager started twice; ignoring the second start")
+		return
+	}
+	m.runCtx = ctx
+	for _, p := range m.chain.Load().plugins {
+		m.watchReevaluations(ctx, p)
+	}
+	go m.runConfigWatch(ctx)
+	go m.runGarbageCollection(ctx)
+}
+
+// ShouldSync says whether the kubelet should sync pod now: its back-off
+// expired, or a plugin or a reload asked for it to be evaluated again. It
+// only looks pod up; the kubelet calls it for every pod every second.
+func (m *Manager) ShouldSync(pod *v1.Pod) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st, ok := m.pods[pod.UID]
+	return ok && st.blocked && st.dueForEvaluation(m.clock.Now())
+}
+
+// SoftAdmit decides whether a pod that has not started may start. Admit
+// true is final: the pod is never evaluated again. Otherwise terminal says
+// whether the kubelet fails the pod (a Hard rejection, or a soft one past
+// its plugin's maxBlockedDuration) or keeps it Pending with the result's
+// reason and message. Until a blocked pod is due (ShouldSync) it returns the
+// last decision without calling plugins. Safe for concurrent use by
+// different pods; the kubelet never calls it concurrently for one pod.
+func (m *Manager) SoftAdmit(ctx context.Context, attrs *lifecycle.PodAdmitAttributes) (lifecycle.PodAdmitResult, bool) {
+	pod := attrs.Pod
+	now := m.clock.Now()
+
+	m.mu.Lock()
+	st, ok := m.pods[pod.UID]
+	if !ok {
+		st = &podState{attempts: map[string]int32{}}
+		m.pods[pod.UID] = st
+	}
+	st.lastSeen = now
+	switch {
+	case st.admitted:
+		m.mu.Unlock()
+		return lifecycle.PodAdmitResult{Admit: true}, false
+	case st.terminal:
+		defer m.mu.Unlock()
+		return st.result, true
+	case st.blocked && !st.dueForEvaluation(now):
+		defer m.mu.Unlock()
+		return st.result, false
+	}
+	// Cleared before the plugins run, so a re-evaluation pushed while
+	// they run is kept for the next sync.
+	st.reevaluate = false
+	attempts := maps.Clone(st.attempts)
+	m.mu.Unlock()
+
+	result, ok := m.evaluate(ctx, EvaluationRequest{
+		Pod:     pod,
+		Node:    m.nodeInfo(ctx),
+		Attempt: func(plugin string) int32 { return attempts[plugin] + 1 },
+	})
+	if !ok {
+		return lifecycle.PodAdmitResult{Reason: ReasonUnavailable, Message: "The pod admission manager is stopped; the pod is evaluated when the kubelet runs it again"}, false
+	}
+	m.recordIgnoredFailures(pod, &result)
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, d := range result.Decisions {
+		if d.Attempt > 0 {
+			st.attempts[d.Plugin.Name] = d.Attempt
+		}
+	}
+	if result.Admitted() {
+		m.admit(ctx, pod, st)
+		return lifecycle.PodAdmitResult{Admit: true}, false
+	}
+	return m.reject(ctx, pod, st, result.Rejection)
+}
+
+// evaluate runs the current chain. It returns false when the Manager is
+// stopped.
+func (m *Manager) evaluate(ctx context.Context, req EvaluationRequest) (ChainResult, bool) {
+	for {
+		chain := m.chain.Load()
+		if chain.acquire() {
+			defer chain.release()
+			return chain.Evaluate(ctx, req), true
+		}
+		if m.chain.Load() == chain {
+			// Retired without a successor: the Manager stopped.
+			return ChainResult{}, false
+		}
+	}
+}
+
+// admit records that pod may start; m.mu is held.
+func (m *Manager) admit(ctx context.Context, pod *v1.Pod, st *podState) {
+	if st.blocked {
+		blockedPods.Dec()
+		klog.FromContext(ctx).Info("Pod admission plugins admitted a blocked pod", "pod", klog.KObj(pod), "podUID", pod.UID,
+			"blockedFor", m.clock.Since(st.blockedSince), "blockedBy", st.blockedBy)
+	}
+	*st = podState{admitted: true, lastSeen: st.lastSeen}
+}
+
+// reject records a rejection of pod by decision d; m.mu is held.
+func (m *Manager) reject(ctx context.Context, pod *v1.Pod, st *podState, d *PluginDecision) (lifecycle.PodAdmitResult, bool) {
+	logger := klog.FromContext(ctx)
+	now := m.clock.Now()
+	result := lifecycle.PodAdmitResult{Reason: d.PodReason(), Message: d.PodMessage()}
+	if !st.blocked {
+		st.blockedSince = now
+	}
+
+	terminal := d.Plugin.RejectionMode == configv1alpha1.RejectionModeHard
+	maxBlocked := d.Plugin.MaxBlockedDuration
+	if !terminal && maxBlocked != nil {
+		if blockedFor := now.Sub(st.blockedSince); blockedFor >= maxBlocked.Duration {
+			terminal = true
+			result.Message = fmt.Sprintf("%s (blocked for %s, longer than the plugin's maxBlockedDuration of %s)",
+				result.Message, blockedFor.Round(time.Second), maxBlocked.Duration)
+		}
+	}
+	if terminal {
+		if st.blocked {
+			blockedPods.Dec()
+		}
+		*st = podState{terminal: true, result: result, lastSeen: st.lastSeen}
+		logger.Info("Pod admission rejected a pod for good", "pod", klog.KObj(pod), "podUID", pod.UID,
+			"plugin", d.Plugin.Name, "reason", result.Reason, "message", result.Message)
+		return result, true
+	}
+
+	if !st.blocked {
+		st.blocked = true
+		blockedPods.Inc()
+	}
+	st.rejections++
+	delay := retryDelay(st.rejections, d.RetryAfter)
+	st.nextEvaluation = now.Add(delay)
+	if maxBlocked != nil {
+		// Evaluate again no later than the escalation deadline, so the pod
+		// fails on time even when the back-off is longer.
+		if deadline := st.blockedSince.Add(maxBlocked.Duration); deadline.Before(st.nextEvaluation) {
+			st.nextEvaluation = deadline
+		}
+	}
+	st.blockedBy = d.Plugin.Name
+	st.result = result
+	logger.V(2).Info("Pod admission holds a pod Pending", "pod", klog.KObj(pod), "podUID", pod.UID,
+		"plugin", d.Plugin.Name, "reason", result.Reason, "rejections", st.rejections,
+		"nextEvaluation", st.nextEvaluation.Sub(now), "blockedFor", now.Sub(st.blockedSince))
+	return result, false
+}
+
+// nodeInfo describes this node for requests; the name alone if the node
+// object is not available.
+func (m *Manager) nodeInfo(ctx context.Context) podadmissionv1alpha1.NodeInfo {
+	info := podadmissionv1alpha1.NodeInfo{Name: m.opts.NodeName}
+	if m.opts.GetNode == nil {
+		return info
+	}
+	node, err := m.opts.GetNode()
+	if err != nil || node == nil {
+		klog.FromContext(ctx).V(4).Info("Node object not available for pod admission requests; sending the node name only", "node", m.opts.NodeName, "err", err)
+		return info
+	}
+	info.Labels = node.Labels
+	info.NodeInfo = node.Status.NodeInfo
+	return info
+}
