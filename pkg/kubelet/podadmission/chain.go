@@ -55,7 +55,7 @@ const (
 // PluginDecision is one plugin's part in an evaluation.
 type PluginDecision struct {
 	// Plugin is the plugin's configuration and the file it came from.
-	Plugin *ConfiguredPlugin
+	Plugin  *ConfiguredPlugin
 	Outcome Outcome
 	// Reason and Message are the plugin's, for OutcomeRejected (Allowed
 	// responses may carry them too).

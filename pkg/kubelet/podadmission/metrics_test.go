@@ -32,9 +32,9 @@ func assertMetrics(t *testing.T, want string, names ...string) {
 }
 
 var metricHeaders = map[string]string{
-	"kubelet_pod_admission_decisions_total":        "# HELP kubelet_pod_admission_decisions_total [ALPHA] Pod admission plugin decisions by plugin and decision (allowed, rejected, error: a failure that rejected the pod, error_ignored: a failure ignored by failurePolicy Ignore).\n# TYPE kubelet_pod_admission_decisions_total counter\n",
-	"kubelet_pod_admission_blocked_pods":           "# HELP kubelet_pod_admission_blocked_pods [ALPHA] Pods a pod admission plugin holds Pending now (soft rejections).\n# TYPE kubelet_pod_admission_blocked_pods gauge\n",
-	"kubelet_pod_admission_config_reloads_total":   "# HELP kubelet_pod_admission_config_reloads_total [ALPHA] Reloads of the pod admission plugin configuration that changed it (success) or were refused, keeping the last good configuration (failure).\n# TYPE kubelet_pod_admission_config_reloads_total counter\n",
+	"kubelet_pod_admission_decisions_total":      "# HELP kubelet_pod_admission_decisions_total [ALPHA] Pod admission plugin decisions by plugin and decision (allowed, rejected, error: a failure that rejected the pod, error_ignored: a failure ignored by failurePolicy Ignore).\n# TYPE kubelet_pod_admission_decisions_total counter\n",
+	"kubelet_pod_admission_blocked_pods":         "# HELP kubelet_pod_admission_blocked_pods [ALPHA] Pods a pod admission plugin holds Pending now (soft rejections).\n# TYPE kubelet_pod_admission_blocked_pods gauge\n",
+	"kubelet_pod_admission_config_reloads_total": "# HELP kubelet_pod_admission_config_reloads_total [ALPHA] Reloads of the pod admission plugin configuration that changed it (success) or were refused, keeping the last good configuration (failure).\n# TYPE kubelet_pod_admission_config_reloads_total counter\n",
 }
 
 func blockedPodsValue(t *testing.T) float64 {
