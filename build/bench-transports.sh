@@ -38,11 +38,12 @@ function dur(us) {
 END {
   label["InProcess"] = "No plugin transport (in-process baseline)"; goal["InProcess"] = "-"
   label["Exec"] = "Exec (test plugin binary, one process per call)"; goal["Exec"] = "<= 2 ms / <= 5 ms"
+  label["ExecMinimal"] = "Exec (stdlib-only Go plugin: transport + process, no SDK)"; goal["ExecMinimal"] = "-"
   label["GRPC"] = "GRPC (test plugin daemon, unix socket)"; goal["GRPC"] = "<= 0.15 ms / <= 1 ms"
   print "| Admission path | p50 | p99 | max | mean | calls | allocs/op (kubelet side) | goal p50 / p99 |"
   print "|---|---|---|---|---|---|---|---|"
-  split("InProcess Exec GRPC", order, " ")
-  for (i = 1; i <= 3; i++) {
+  split("InProcess Exec ExecMinimal GRPC", order, " ")
+  for (i = 1; i <= 4; i++) {
     k = order[i]
     if (!(k in n)) { printf "| %s | missing | | | | | | %s |\n", label[k], goal[k]; continue }
     printf "| %s | %s | %s | %s | %s | %d | %d | %s |\n", label[k], dur(p50[k]), dur(p99[k]), dur(max[k]), dur(mean[k]), n[k], allocs[k], goal[k]

@@ -137,6 +137,7 @@ func BenchmarkAdmitInProcess(b *testing.B) {
 	})
 }
 
+// BenchmarkAdmitExec runs the test plugin, built with the SDK.
 func BenchmarkAdmitExec(b *testing.B) {
 	binDir := b.TempDir()
 	if err := os.Chmod(binDir, 0o755); err != nil {
@@ -145,8 +146,26 @@ func BenchmarkAdmitExec(b *testing.B) {
 	if _, err := build.Install(binDir, "allow"); err != nil {
 		b.Fatal(err)
 	}
+	benchExec(b, binDir, "allow", "--mode=allow")
+}
+
+// BenchmarkAdmitExecMinimal runs minimalplugin: the Exec transport and a
+// Go process, without the cost of the SDK's packages.
+func BenchmarkAdmitExecMinimal(b *testing.B) {
+	binDir := b.TempDir()
+	if err := os.Chmod(binDir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	out, err := exec.Command("go", "build", "-o", filepath.Join(binDir, "minimal"), "./minimalplugin").CombinedOutput()
+	if err != nil {
+		b.Fatalf("go build ./minimalplugin: %v\n%s", err, out)
+	}
+	benchExec(b, binDir, "minimal")
+}
+
+func benchExec(b *testing.B, binDir, name string, args ...string) {
 	p, err := execplugin.New(&configv1alpha1.PluginConfig{
-		Name: "allow", Type: configv1alpha1.ExecPluginType, Args: []string{"--mode=allow"},
+		Name: name, Type: configv1alpha1.ExecPluginType, Args: args,
 		Timeout: &metav1.Duration{Duration: 5 * time.Second},
 	}, binDir)
 	if err != nil {

@@ -10,6 +10,9 @@
 //     What any plugin costs at least.
 //   - BenchmarkAdmitExec: the Exec transport runs the test plugin binary
 //     (built with the SDK, --mode=allow) once per call.
+//   - BenchmarkAdmitExecMinimal: the Exec transport runs minimalplugin, a
+//     stdlib-only Go plugin: the transport and a process without the SDK's
+//     packages, to show what the plugin's own start-up costs.
 //   - BenchmarkAdmitGRPC: the GRPC transport calls the test plugin running
 //     as a daemon (--serve, another process) over a unix socket.
 //
