@@ -147,7 +147,7 @@ func (m *Manager) Start(ctx context.Context) {
 	for _, p := range m.chain.Load().plugins {
 		m.watchReevaluations(ctx, p)
 	}
-	go m.runConfigWatch(ctx)
+	go m.runConfigWatch(ctx, m.watchConfig(klog.FromContext(ctx)))
 	go m.runGarbageCollection(ctx)
 }
 

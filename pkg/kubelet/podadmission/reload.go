@@ -25,8 +25,16 @@ const (
 	reloadResyncInterval = time.Minute
 )
 
-// runConfigWatch reloads the configuration when it changes on disk, until
-// ctx is done; then it stops the Manager.
+// configWatch is the file system watch of the configuration.
+type configWatch struct {
+	// dir is the configuration directory, or the directory that holds the
+	// configuration file.
+	dir     string
+	watcher *fsnotify.Watcher // nil when watching failed: resyncs only
+}
+
+// watchConfig starts watching the configuration, so that every change after
+// Start returns is seen.
 //
 // It watches the configuration directory, or the directory that holds the
 // configuration file, not the files: editors save by renaming a new file
@@ -34,25 +42,35 @@ const (
 // the inode a file watch would follow. Every change in that directory
 // triggers a reload; one that leaves the configuration's content unchanged
 // is recognised by its hash and changes nothing.
-func (m *Manager) runConfigWatch(ctx context.Context) {
-	logger := klog.FromContext(ctx)
-	defer m.stop(ctx)
-
-	dir := m.opts.ConfigPath
-	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
-		dir = filepath.Dir(dir)
+func (m *Manager) watchConfig(logger klog.Logger) *configWatch {
+	w := &configWatch{dir: m.opts.ConfigPath}
+	if info, err := os.Stat(w.dir); err != nil || !info.IsDir() {
+		w.dir = filepath.Dir(w.dir)
 	}
-	var events <-chan fsnotify.Event
-	var watchErrors <-chan error
 	watcher, err := fsnotify.NewWatcher()
 	if err != nil {
 		logger.Error(err, "Cannot watch the pod admission configuration; reading it periodically instead", "path", m.opts.ConfigPath, "interval", reloadResyncInterval)
-		watcher = nil
-	} else {
-		defer func() { _ = watcher.Close() }()
-		events, watchErrors = watcher.Events, watcher.Errors
-		ensureWatch(logger, watcher, dir)
+		return w
 	}
+	w.watcher = watcher
+	ensureWatch(logger, watcher, w.dir)
+	return w
+}
+
+// runConfigWatch reloads the configuration when it changes on disk, until
+// ctx is done; then it stops the Manager.
+func (m *Manager) runConfigWatch(ctx context.Context, w *configWatch) {
+	logger := klog.FromContext(ctx)
+	defer m.stop(ctx)
+
+	var events <-chan fsnotify.Event
+	var watchErrors <-chan error
+	if w.watcher != nil {
+		defer func() { _ = w.watcher.Close() }()
+		events, watchErrors = w.watcher.Events, w.watcher.Errors
+	}
+	// The configuration may have changed between NewManager and the watch.
+	m.reload(ctx)
 
 	resync := m.clock.NewTicker(reloadResyncInterval)
 	defer resync.Stop()
@@ -78,13 +96,13 @@ func (m *Manager) runConfigWatch(ctx context.Context) {
 				watchErrors = nil
 				continue
 			}
-			logger.Error(err, "Watching the pod admission configuration failed", "dir", dir)
+			logger.Error(err, "Watching the pod admission configuration failed", "dir", w.dir)
 		case <-debounced:
 			debounce, debounced = nil, nil
 			m.reload(ctx)
 		case <-resync.C():
-			if watcher != nil {
-				ensureWatch(logger, watcher, dir)
+			if w.watcher != nil {
+				ensureWatch(logger, w.watcher, w.dir)
 			}
 			m.reload(ctx)
 		}
