@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -92,7 +93,9 @@ func (d *PluginDecision) PodReason() string {
 func (d *PluginDecision) PodMessage() string {
 	switch {
 	case d.Outcome == OutcomeFailed:
-		return fmt.Sprintf("Pod admission plugin %q failed (failurePolicy Fail): %v", d.Plugin.Name, d.Err)
+		// Transport errors name the plugin too; say it once.
+		fault := strings.TrimPrefix(d.Err.Error(), fmt.Sprintf("pod admission plugin %q: ", d.Plugin.Name))
+		return fmt.Sprintf("Pod admission plugin %q failed (failurePolicy Fail): %s", d.Plugin.Name, fault)
 	case d.Message != "":
 		return fmt.Sprintf("Pod admission plugin %q rejected the pod: %s", d.Plugin.Name, d.Message)
 	}
