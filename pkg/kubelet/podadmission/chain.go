@@ -224,7 +224,7 @@ func (c *Chain) Evaluate(ctx context.Context, req EvaluationRequest) ChainResult
 		c.callPlugin(ctx, p, req, static, &decision)
 		logDecision(logger, req.Pod, &decision)
 		result.Decisions = append(result.Decisions, decision)
-		if decision.Rejects() && !req.AllPlugins {
+		if decision.Rejects() && (!req.AllPlugins || ctx.Err() != nil) {
 			break
 		}
 	}
@@ -255,7 +255,9 @@ func (c *Chain) callPlugin(ctx context.Context, p *chainPlugin, req EvaluationRe
 
 	result := resultError
 	switch {
-	case err != nil && p.config.FailurePolicy == configv1alpha1.FailurePolicyIgnore:
+	// A call cut short because the caller gave up is no plugin fault to
+	// ignore: admitting a pod no plugin decided on would be sticky.
+	case err != nil && ctx.Err() == nil && p.config.FailurePolicy == configv1alpha1.FailurePolicyIgnore:
 		decision.Outcome, decision.Err = OutcomeFailureIgnored, err
 		decisionsTotal.WithLabelValues(p.name(), decisionErrorIgnored).Inc()
 	case err != nil:

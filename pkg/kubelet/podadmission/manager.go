@@ -20,9 +20,15 @@ import (
 	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
 )
 
-// ReasonUnavailable is the pod status reason while the Manager is stopped
-// (the kubelet is shutting down): pods that have not started stay Pending.
-const ReasonUnavailable = "PodAdmissionUnavailable"
+const (
+	// ReasonUnavailable is the pod status reason while the Manager is
+	// stopped (the kubelet is shutting down): pods that have not started
+	// stay Pending.
+	ReasonUnavailable = "PodAdmissionUnavailable"
+	// ReasonInterrupted is the pod status reason when SoftAdmit's context
+	// ended during the evaluation; nothing is recorded for the pod.
+	ReasonInterrupted = "PodAdmissionInterrupted"
+)
 
 // Options configure a Manager.
 type Options struct {
@@ -158,7 +164,12 @@ func (m *Manager) ShouldSync(pod *v1.Pod) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	st, ok := m.pods[pod.UID]
-	return ok && st.blocked && st.dueForEvaluation(m.clock.Now())
+	if !ok || st.admitted || st.terminal {
+		return false
+	}
+	// A pod not blocked yet is due when its evaluation was interrupted or
+	// a re-evaluation was pushed while it ran.
+	return st.reevaluate || st.blocked && st.dueForEvaluation(m.clock.Now())
 }
 
 // SoftAdmit decides whether a pod that has not started may start. Admit
@@ -204,10 +215,16 @@ func (m *Manager) SoftAdmit(ctx context.Context, attrs *lifecycle.PodAdmitAttrib
 	if !ok {
 		return lifecycle.PodAdmitResult{Reason: ReasonUnavailable, Message: "The pod admission manager is stopped; the pod is evaluated when the kubelet runs it again"}, false
 	}
-	m.recordIgnoredFailures(pod, &result)
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		// The kubelet gave up on this sync; what the plugins said in the
+		// meantime is no decision. Evaluate again at the next sync.
+		st.reevaluate = true
+		return lifecycle.PodAdmitResult{Reason: ReasonInterrupted, Message: fmt.Sprintf("Pod admission was interrupted (%v); the pod is evaluated again at its next sync", err)}, false
+	}
+	m.recordIgnoredFailures(pod, &result)
 	for _, d := range result.Decisions {
 		if d.Attempt > 0 {
 			st.attempts[d.Plugin.Name] = d.Attempt

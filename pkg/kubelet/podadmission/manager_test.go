@@ -12,6 +12,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/kubernetes/pkg/kubelet/lifecycle"
 
 	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
 )
@@ -442,4 +443,28 @@ func TestStopClosesPluginsAndHoldsNewPods(t *testing.T) {
 	assert.Equal(t, "PodAdmissionUnavailable", reason)
 	assert.Equal(t, "The pod admission manager is stopped; the pod is evaluated when the kubelet runs it again", message)
 	assert.Equal(t, 0, plugin.calls())
+}
+
+func TestInterruptedEvaluationDecidesNothing(t *testing.T) {
+	tm := newTestManager(t, pluginsYAML(execPlugin("a", "failurePolicy: Ignore")), nil)
+	plugin := tm.factory.plugin(t, "a")
+	ctx, cancel := context.WithCancel(context.Background())
+	plugin.setDecide(func(ctx context.Context, _ *podadmissionv1alpha1.PodAdmissionRequest) (*podadmissionv1alpha1.PodAdmissionResponse, error) {
+		cancel() // the kubelet gives up on the sync while the plugin works
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	pod := testPod("web")
+	result, terminal := tm.SoftAdmit(ctx, &lifecycle.PodAdmitAttributes{Pod: pod})
+	assert.False(t, result.Admit, "a cancelled call under failurePolicy Ignore admits nothing")
+	assert.False(t, terminal)
+	assert.Equal(t, "PodAdmissionInterrupted", result.Reason)
+	assert.Equal(t, "Pod admission was interrupted (context canceled); the pod is evaluated again at its next sync", result.Message)
+	assert.Empty(t, tm.recorder.Events)
+	assert.True(t, tm.ShouldSync(pod), "evaluated again at the next sync")
+
+	plugin.setDecide(allow())
+	admitted, _, _, _ := tm.admit(pod)
+	assert.True(t, admitted)
+	assert.Equal(t, 2, plugin.calls())
 }
