@@ -46,20 +46,23 @@ is_unserved() {
   return 1
 }
 
-# restore_staging_requires TREE NAME...: the proxy serves staging modules
-# with the go.mod the publishing bot wrote, which requires its sibling
-# modules at the release version; upstream's own tree requires them at
-# v0.0.0 (the main go.mod replaces them with ./staging). Put upstream's form
-# back, or every build in the tree rewrites the main go.mod.
-restore_staging_requires() {
-  local tree=$1
-  shift
+# staging_modules TREE: the names of the staging modules the tree's go.mod
+# replaces with ./staging/src/k8s.io/<name>.
+staging_modules() {
+  sed -n 's#^[[:space:]]*k8s\.io/\([a-z0-9-]*\) => \./staging/src/k8s\.io/.*#\1#p' "$1/go.mod"
+}
+
+# require_staging_at_v0 TREE GOMOD...: rewrites requirements of staging
+# modules at the release version to upstream's own form, v0.0.0 (the tree's
+# main go.mod replaces them with ./staging). The proxy serves staging
+# modules with the go.mod the publishing bot wrote, and this module's go.mod
+# requires them at the release version too; left alone, either makes every
+# build in the tree rewrite the main go.mod.
+require_staging_at_v0() {
   local names
-  names=$(tr ' ' '|' <<<"$*")
-  local gomod
-  for gomod in "${tree}"/staging/src/k8s.io/*/go.mod; do
-    sed -i -E "s#^(require)?([[:space:]]*k8s\.io/(${names})) ${STAGING_VERSION//./\.}( // indirect)?\$#\1\2 v0.0.0\4#" "${gomod}"
-  done
+  names=$(staging_modules "$1" | paste -sd'|')
+  shift
+  sed -i -E "s#^(require)?([[:space:]]*k8s\.io/(${names})) ${STAGING_VERSION//./\\.}( // indirect)?\$#\1\2 v0.0.0\4#" "$@"
 }
 
 make_pristine() {
@@ -81,7 +84,7 @@ make_pristine() {
 
   # The module zip leaves staging/src out; its go.mod lists every module there.
   local staging
-  staging=$(sed -n 's#^[[:space:]]*k8s\.io/\([a-z0-9-]*\) => \./staging/src/k8s\.io/.*#\1#p' "${tmp}/go.mod")
+  staging=$(staging_modules "${tmp}")
   [[ -n "${staging}" ]] || die "${kube_dir}/go.mod names no staging modules"
   local name
   for name in ${staging}; do
@@ -92,7 +95,7 @@ make_pristine() {
     cp -R "${dir}" "${tmp}/staging/src/k8s.io/${name}"
   done
   chmod -R u+w "${tmp}"
-  restore_staging_requires "${tmp}" ${staging}
+  require_staging_at_v0 "${tmp}" "${tmp}"/staging/src/k8s.io/*/go.mod
 
   local released
   released=$(module_time k8s.io/kubernetes "${UPSTREAM_VERSION}")
@@ -169,6 +172,7 @@ stage_module() {
   rm -rf "${tmp}"
   mkdir -p "${tmp}"
   cp "${REPO_ROOT}/go.mod" "${REPO_ROOT}/go.sum" "${tmp}/"
+  require_staging_at_v0 "${SRC_DIR}" "${tmp}/go.mod"
   # Only what the kubelet compiles: no tests, no test data.
   (cd "${REPO_ROOT}" && find pkg -type f ! -name '*_test.go' ! -path '*/testdata/*' -print0 |
     LC_ALL=C sort -z | xargs -0 -r cp --parents -t "${tmp}")
