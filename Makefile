@@ -89,6 +89,19 @@ test-fuzz: ## Run every fuzzer for FUZZTIME.
 test-patched: source ## Upstream unit tests of the packages the series touches, in the patched tree.
 	build/test-patched.sh
 
+##@ Benchmarks (each rewrites its own section of BENCHMARKS.md)
+
+.PHONY: bench
+bench: bench-transports bench-build bench-e2e ## All benchmarks, side by side, into BENCHMARKS.md.
+
+.PHONY: bench-transports
+bench-transports: ## One admission through Exec and GRPC plugins next to a no-plugin baseline (p50/p99).
+	build/bench-transports.sh | build/bench-section.sh transports
+
+.PHONY: bench-build
+bench-build: source ## Cold/warm kubelet build time, size next to vanilla, reproducibility.
+	build/bench-build.sh
+
 .PHONY: FORCE
 FORCE:
 

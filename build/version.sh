@@ -7,8 +7,12 @@
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-git_commit=$(git -C "${REPO_ROOT}" rev-parse -q --verify HEAD || echo unknown)
-if [[ -n "$(git -C "${REPO_ROOT}" status --porcelain --untracked-files=no 2>/dev/null)" ]]; then
+# KUBE_GIT_COMMIT and KUBE_GIT_TREE_STATE override what git says, as in
+# upstream's hack/lib/version.sh (for builds from an exported tree).
+git_commit=${KUBE_GIT_COMMIT:-$(git -C "${REPO_ROOT}" rev-parse -q --verify HEAD || echo unknown)}
+if [[ -n "${KUBE_GIT_TREE_STATE:-}" ]]; then
+  git_tree_state=${KUBE_GIT_TREE_STATE}
+elif [[ -n "$(git -C "${REPO_ROOT}" status --porcelain --untracked-files=no 2>/dev/null)" ]]; then
   git_tree_state=dirty
 else
   git_tree_state=clean
