@@ -153,7 +153,10 @@ func (m *Manager) Start(ctx context.Context) {
 	for _, p := range m.chain.Load().plugins {
 		m.watchReevaluations(ctx, p)
 	}
-	go m.runConfigWatch(ctx, m.watchConfig(klog.FromContext(ctx)))
+	watch := m.watchConfig(klog.FromContext(ctx))
+	// The configuration may have changed between NewManager and the watch.
+	m.reload(ctx)
+	go m.runConfigWatch(ctx, watch)
 	go m.runGarbageCollection(ctx)
 }
 

@@ -69,9 +69,6 @@ func (m *Manager) runConfigWatch(ctx context.Context, w *configWatch) {
 		defer func() { _ = w.watcher.Close() }()
 		events, watchErrors = w.watcher.Events, w.watcher.Errors
 	}
-	// The configuration may have changed between NewManager and the watch.
-	m.reload(ctx)
-
 	resync := m.clock.NewTicker(reloadResyncInterval)
 	defer resync.Stop()
 	var debounce clock.Timer

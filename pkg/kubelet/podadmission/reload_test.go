@@ -15,7 +15,7 @@ import (
 
 // These tests run the real watch loop on the real clock and file system.
 
-const reloadWait = 5 * time.Second
+const reloadWait = 10 * time.Second
 
 // startWatchedManager starts a manager on the real clock, so that file
 // system events reload it.
