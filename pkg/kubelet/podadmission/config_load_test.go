@@ -13,14 +13,14 @@ import (
 const configHeader = "apiVersion: podadmission.kubelet.config.k8s.io/v1alpha1\nkind: PodAdmissionConfiguration\n"
 
 // configDir returns a new directory that passes the trust check.
-func configDir(t *testing.T) string {
+func configDir(t testing.TB) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "pod-admission")
 	require.NoError(t, os.Mkdir(dir, 0o755))
 	return dir
 }
 
-func writeConfigFile(t *testing.T, path, content string) {
+func writeConfigFile(t testing.TB, path, content string) {
 	t.Helper()
 	require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
 	require.NoError(t, os.Chmod(path, 0o644)) // WriteFile keeps an existing file's mode

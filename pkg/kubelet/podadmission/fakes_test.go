@@ -149,7 +149,7 @@ func (f *fakeFactory) New(cfg *configv1alpha1.PluginConfig, _ string) (Plugin, e
 func (f *fakeFactory) set(name string, d decideFunc) { f.decisions[name] = d }
 
 // plugin returns the newest plugin created under name.
-func (f *fakeFactory) plugin(t *testing.T, name string) *fakePlugin {
+func (f *fakeFactory) plugin(t testing.TB, name string) *fakePlugin {
 	t.Helper()
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -177,7 +177,7 @@ type testManager struct {
 
 var testStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-func writeConfig(t *testing.T, file, config string) {
+func writeConfig(t testing.TB, file, config string) {
 	t.Helper()
 	// Rename into place, as a careful installer would, so the manager
 	// never reads a half-written file.
@@ -188,7 +188,7 @@ func writeConfig(t *testing.T, file, config string) {
 
 // newTestManager creates a manager for config; setup may set plugin
 // behaviours and options before it is created.
-func newTestManager(t *testing.T, config string, setup func(*fakeFactory, *Options)) *testManager {
+func newTestManager(t testing.TB, config string, setup func(*fakeFactory, *Options)) *testManager {
 	t.Helper()
 	resetMetrics()
 	dir := configDir(t)
