@@ -219,15 +219,18 @@ func (m *Manager) SoftAdmit(ctx context.Context, attrs *lifecycle.PodAdmitAttrib
 		return lifecycle.PodAdmitResult{Reason: ReasonUnavailable, Message: "The pod admission manager is stopped; the pod is evaluated when the kubelet runs it again"}, false
 	}
 
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	if err := ctx.Err(); err != nil {
 		// The kubelet gave up on this sync; what the plugins said in the
 		// meantime is no decision. Evaluate again at the next sync.
+		m.mu.Lock()
 		st.reevaluate = true
+		m.mu.Unlock()
 		return lifecycle.PodAdmitResult{Reason: ReasonInterrupted, Message: fmt.Sprintf("Pod admission was interrupted (%v); the pod is evaluated again at its next sync", err)}, false
 	}
 	m.recordIgnoredFailures(pod, &result)
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	for _, d := range result.Decisions {
 		if d.Attempt > 0 {
 			st.attempts[d.Plugin.Name] = d.Attempt
