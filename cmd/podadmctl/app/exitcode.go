@@ -1,0 +1,56 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Exit codes of podadmctl.
+const (
+	// ExitOK: the configuration is valid, or the pod is admitted.
+	ExitOK = 0
+	// ExitRejected: the configuration is invalid (validate), or the pod is
+	// rejected (check).
+	ExitRejected = 1
+	// ExitError: a usage error, or an error that kept podadmctl from
+	// deciding.
+	ExitError = 2
+)
+
+// exitError ends a command with a given exit code. Its message, if any, has
+// been printed already when printed is true.
+type exitError struct {
+	code    int
+	err     error
+	printed bool
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// silentExit ends a command with code after it printed its own output.
+func silentExit(code int) error { return &exitError{code: code, printed: true} }
+
+// exitCode returns the exit code of err and prints err to stderr unless the
+// command printed it already.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return ExitOK
+	}
+	var exit *exitError
+	if errors.As(err, &exit) {
+		if !exit.printed && exit.err != nil {
+			fmt.Fprintf(stderr, "error: %v\n", exit.err)
+		}
+		return exit.code
+	}
+	fmt.Fprintf(stderr, "error: %v\n", err)
+	return ExitError
+}

@@ -1,0 +1,213 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"sigs.k8s.io/yaml"
+
+	configv1alpha1 "github.com/podadmission/podadmission/pkg/apis/config/v1alpha1"
+	"github.com/podadmission/podadmission/pkg/kubelet/podadmission"
+	"github.com/podadmission/podadmission/pkg/kubelet/podadmission/trust"
+)
+
+type validateOptions struct {
+	binDir string
+	output string
+}
+
+func newValidateCommand(s streams) *cobra.Command {
+	o := &validateOptions{}
+	cmd := &cobra.Command{
+		Use:   "validate PATH",
+		Short: "Load a pod admission configuration file or directory as the kubelet does and report every error",
+		Long: `validate loads PATH, a configuration file or directory, with the kubelet's
+loader: files ending in .yaml, .yml or .json in lexical order, strict decoding,
+defaults, validation, duplicate names across files, and the trust checks (root
+owned, not group or world writable). It prints every error with its file and
+field and exits 1 if there is one; otherwise it lists the plugins in evaluation
+order, with their defaults filled in.
+
+With --bin-dir it also checks that every Exec plugin's executable is there and
+trusted, as the kubelet checks it at every call.`,
+		Example: `  podadmctl validate /etc/kubernetes/pod-admission
+  podadmctl validate /etc/kubernetes/pod-admission --bin-dir /usr/libexec/kubernetes/pod-admission
+  podadmctl validate examples/pod-admission/10-pod-security.yaml -o yaml`,
+		Args: exactArgs(1, "PATH"),
+		RunE: func(_ *cobra.Command, args []string) error {
+			return o.run(s, args[0])
+		},
+	}
+	cmd.Flags().StringVar(&o.binDir, "bin-dir", "", "the kubelet's --pod-admission-plugin-bin-dir: also check the Exec plugins' executables")
+	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text or yaml (the defaulted configuration, one document per file)")
+	return cmd
+}
+
+func (o *validateOptions) run(s streams, path string) error {
+	if o.output != "text" && o.output != "yaml" {
+		return usageError(fmt.Errorf("--output %q: want text or yaml", o.output))
+	}
+	cfg, err := podadmission.LoadConfig(path)
+	if err == nil && o.binDir != "" {
+		err = checkExecutables(cfg, o.binDir)
+	}
+	if err != nil {
+		errs := flatten(err)
+		for _, e := range errs {
+			fmt.Fprintf(s.err, "error: %v\n", e)
+		}
+		fmt.Fprintf(s.err, "%s: invalid pod admission configuration (%d %s)\n", path, len(errs), plural(len(errs), "error", "errors"))
+		return silentExit(ExitRejected)
+	}
+	if o.output == "yaml" {
+		return printConfigYAML(s, cfg)
+	}
+	printConfigTable(s, path, cfg)
+	if o.binDir == "" && hasExecPlugins(cfg) {
+		fmt.Fprintln(s.out, "Note: the kubelet needs --pod-admission-plugin-bin-dir for the Exec plugins; pass it as --bin-dir to check their executables.")
+	}
+	return nil
+}
+
+// checkExecutables reports every Exec plugin whose executable the kubelet
+// would refuse to run: missing, not a trusted regular file, or not
+// executable.
+func checkExecutables(cfg *podadmission.Config, binDir string) error {
+	if !filepath.IsAbs(binDir) {
+		return fmt.Errorf("--bin-dir %q: must be an absolute path, as the kubelet's --pod-admission-plugin-bin-dir", binDir)
+	}
+	var errs []error
+	for _, p := range cfg.Plugins {
+		if p.Type != configv1alpha1.ExecPluginType {
+			continue
+		}
+		executable := filepath.Join(binDir, p.Name)
+		prefix := fmt.Sprintf("%s: plugins[%d] (%q)", p.File, p.Index, p.Name)
+		if err := trust.CheckFile(executable); err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				err = fmt.Errorf("executable %s does not exist", executable)
+			}
+			errs = append(errs, fmt.Errorf("%s: %w", prefix, err))
+			continue
+		}
+		if info, err := os.Stat(executable); err == nil && info.Mode().Perm()&0o111 == 0 {
+			errs = append(errs, fmt.Errorf("%s: %s is not executable (mode %#o)", prefix, executable, info.Mode().Perm()))
+		}
+	}
+	return utilerrors.NewAggregate(errs)
+}
+
+func hasExecPlugins(cfg *podadmission.Config) bool {
+	for _, p := range cfg.Plugins {
+		if p.Type == configv1alpha1.ExecPluginType {
+			return true
+		}
+	}
+	return false
+}
+
+func printConfigTable(s streams, path string, cfg *podadmission.Config) {
+	fmt.Fprintf(s.out, "%s: valid: %d %s in %d %s, in evaluation order\n", path,
+		len(cfg.Plugins), plural(len(cfg.Plugins), "plugin", "plugins"), len(cfg.Files), plural(len(cfg.Files), "file", "files"))
+	if len(cfg.Plugins) == 0 {
+		fmt.Fprintln(s.out, "No plugins: the kubelet admits every pod.")
+		return
+	}
+	w := tabwriter.NewWriter(s.out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "#\tNAME\tTYPE\tFILE\tTIMEOUT\tFAILURE POLICY\tREJECTION MODE\tMATCH")
+	for i, p := range cfg.Plugins {
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, p.Name, p.Type, p.File, p.Timeout.Duration,
+			p.FailurePolicy, rejectionMode(&p.PluginConfig), describeMatch(p.Match))
+	}
+	_ = w.Flush()
+}
+
+func rejectionMode(p *configv1alpha1.PluginConfig) string {
+	if p.MaxBlockedDuration != nil {
+		return fmt.Sprintf("%s (Hard after %s)", p.RejectionMode, p.MaxBlockedDuration.Duration)
+	}
+	return string(p.RejectionMode)
+}
+
+// describeMatch summarises a match section in one cell.
+func describeMatch(m *configv1alpha1.PodMatch) string {
+	if m == nil {
+		return "all pods"
+	}
+	var parts []string
+	if m.PodSource != "" && m.PodSource != configv1alpha1.AllPodSources {
+		parts = append(parts, "source="+string(m.PodSource))
+	}
+	if len(m.Namespaces) > 0 {
+		parts = append(parts, "namespaces="+strings.Join(m.Namespaces, ","))
+	}
+	if len(m.ExcludeNamespaces) > 0 {
+		parts = append(parts, "excludeNamespaces="+strings.Join(m.ExcludeNamespaces, ","))
+	}
+	if m.PodSelector != nil {
+		parts = append(parts, "podSelector="+metav1.FormatLabelSelector(m.PodSelector))
+	}
+	if len(parts) == 0 {
+		return "all pods"
+	}
+	return strings.Join(parts, " ")
+}
+
+// printConfigYAML prints the defaulted configuration of each file as one
+// YAML document, preceded by a comment naming the file.
+func printConfigYAML(s streams, cfg *podadmission.Config) error {
+	byFile := map[string][]configv1alpha1.PluginConfig{}
+	for _, p := range cfg.Plugins {
+		byFile[p.File] = append(byFile[p.File], p.PluginConfig)
+	}
+	for i, file := range cfg.Files {
+		doc := &configv1alpha1.PodAdmissionConfiguration{
+			TypeMeta: metav1.TypeMeta{APIVersion: configv1alpha1.SchemeGroupVersion.String(), Kind: "PodAdmissionConfiguration"},
+			// A file without plugins prints "plugins: []", as it may be written.
+			Plugins: append([]configv1alpha1.PluginConfig{}, byFile[file]...),
+		}
+		data, err := yaml.Marshal(doc)
+		if err != nil {
+			return fmt.Errorf("%s: %w", file, err)
+		}
+		if i > 0 {
+			fmt.Fprintln(s.out, "---")
+		}
+		fmt.Fprintf(s.out, "# %s\n%s", file, data)
+	}
+	return nil
+}
+
+// flatten lists the errors an aggregate holds, one per problem.
+func flatten(err error) []error {
+	var agg utilerrors.Aggregate
+	if errors.As(err, &agg) {
+		return utilerrors.Flatten(agg).Errors()
+	}
+	return []error{err}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// exactArgs is cobra.ExactArgs with a message that names the argument and
+// an exit code for usage errors.
+func exactArgs(n int, names string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usageError(fmt.Errorf("%s needs %s, got %d %s", cmd.CommandPath(), names, len(args), plural(len(args), "argument", "arguments")))
+		}
+		return nil
+	}
+}

@@ -1,0 +1,20 @@
+// Command podadmctl checks a node's pod admission plugin configuration and
+// dry-runs pod manifests through its plugins, exactly as the kubelet would.
+//
+//	podadmctl validate /etc/kubernetes/pod-admission
+//	podadmctl check -f pod.yaml --config /etc/kubernetes/pod-admission --bin-dir /usr/libexec/kubernetes/pod-admission
+//	podadmctl version
+//
+// Exit status: 0 success (check: admitted), 1 invalid configuration or a
+// rejected pod, 2 usage or other errors.
+package main
+
+import (
+	"os"
+
+	"github.com/podadmission/podadmission/cmd/podadmctl/app"
+)
+
+func main() {
+	os.Exit(app.Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
