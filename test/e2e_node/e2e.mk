@@ -5,7 +5,7 @@
 #   make test-e2e-node                  the suite, containerd runtime
 #   make test-e2e-node E2E_RUNTIME=fake the suite on the fast fake CRI
 #   make demo                           a pod held, then admitted; Ctrl-C ends
-#   make bench-e2e                      benchmark rows of BENCHMARKS.md
+#   make bench-e2e                      benchmark rows of BENCHMARKS.md (~15 min)
 #   make e2e-node-clean                 clean up after a run killed with -9
 
 # containerd (Debian's containerd, runc and CNI plugins) or fake.
@@ -33,6 +33,7 @@ e2e-node-binaries: ## Build the node e2e harness, its test binaries and the test
 	go build -tags $(E2E_TAGS) -o $(E2E_BIN)/ $(addprefix ./test/e2e_node/cmd/,$(E2E_MAINS))
 	CGO_ENABLED=0 go build -tags $(E2E_TAGS) -trimpath -ldflags '-s -w' -o $(E2E_BIN)/ $(addprefix ./test/e2e_node/cmd/,$(E2E_IMAGE_MAINS))
 	go test -c -tags $(E2E_TAGS) -o $(E2E_BIN)/e2e_node.test ./test/e2e_node
+	go test -c -tags $(E2E_TAGS) -o $(E2E_BIN)/e2e_node_bench.test ./test/e2e_node/bench
 	go build -o $(BIN)/testplugin ./test/testplugin
 
 .PHONY: e2e-host-deps
@@ -53,6 +54,15 @@ test-e2e-node: kubelet e2e-binaries e2e-node-binaries e2e-host-deps ## Node e2e 
 .PHONY: demo
 demo: kubelet e2e-binaries e2e-node-binaries e2e-host-deps ## One-node cluster: a plugin holds a pod, then admits it; runs until Ctrl-C.
 	@rc=0; $(E2E_BIN)/e2e-cluster demo $(E2E_SUITE_FLAGS) || rc=$$?; \
+	$(E2E_BIN)/e2e-cluster clean || rc=1; exit $$rc
+
+# Each runtime mode owns one section of BENCHMARKS.md, which the run
+# rewrites with the command that produced it. About 15 minutes.
+E2E_BENCH_FLAGS ?=
+.PHONY: bench-e2e
+bench-e2e: kubelet e2e-binaries e2e-node-binaries e2e-host-deps ## Node e2e benchmarks; rewrite the E2E_RUNTIME section of BENCHMARKS.md.
+	@rc=0; $(E2E_BIN)/e2e_node_bench.test -test.v -test.timeout=90m $(E2E_SUITE_FLAGS) \
+		-e2e.bench-report=BENCHMARKS.md -e2e.bench-command='make bench-e2e E2E_RUNTIME=$(E2E_RUNTIME)' $(E2E_BENCH_FLAGS) || rc=$$?; \
 	$(E2E_BIN)/e2e-cluster clean || rc=1; exit $$rc
 
 .PHONY: e2e-node-clean

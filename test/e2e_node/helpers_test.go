@@ -15,16 +15,7 @@ import (
 // newNamespace creates a namespace for t and deletes it when t ends.
 func newNamespace(t *testing.T, ctx context.Context) string {
 	t.Helper()
-	ns, err := suite.Cluster.CreateNamespace(ctx, t.Name())
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		if err := suite.Cluster.DeleteNamespace(ctx, ns); err != nil {
-			t.Errorf("deleting namespace %s: %v", ns, err)
-		}
-	})
-	return ns
+	return suite.Namespace(t, ctx)
 }
 
 // criCalls reads the CRI journal.
@@ -38,13 +29,12 @@ func criCalls(t *testing.T) []crirecord.Call {
 // figure records a measured figure of t and logs it.
 func figure(t *testing.T, name string, value float64, unit string) {
 	t.Helper()
-	t.Logf("figure: %s = %.3f %s", name, value, unit)
-	suite.Figures.Add(t.Name(), name, value, unit)
+	suite.Figure(t, name, value, unit)
 }
 
 func durationFigure(t *testing.T, name string, d time.Duration) {
 	t.Helper()
-	figure(t, name, d.Seconds(), "s")
+	suite.Duration(t, name, d)
 }
 
 // testContext is a context that ends with t (or after timeout).

@@ -62,26 +62,14 @@ func usePluginKubelet(t *testing.T, opts framework.KubeletOptions) {
 	require.NoError(t, c.Kubelet.SupportsPodAdmission())
 	pluginsOnce.Do(func() { pluginsErr = installSuitePlugins(c) })
 	require.NoError(t, pluginsErr, "installing the suite's plugins")
-	if c.Kubelet.Process().Running() && optionsEqual(c.Kubelet.Options(), opts) {
-		return
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	start := time.Now()
-	require.NoError(t, c.RestartKubelet(ctx, opts), "restarting the kubelet with %+v", opts)
-	t.Logf("kubelet restarted with %+v in %s", opts, time.Since(start).Round(time.Millisecond))
-}
-
-func optionsEqual(a, b framework.KubeletOptions) bool {
-	if a.PodAdmission != b.PodAdmission || a.PluginFlags != b.PluginFlags || len(a.ExtraArgs) != len(b.ExtraArgs) {
-		return false
+	restarted, err := c.EnsureKubelet(ctx, opts)
+	require.NoError(t, err, "restarting the kubelet with %+v", opts)
+	if restarted {
+		t.Logf("kubelet restarted with %+v in %s", opts, time.Since(start).Round(time.Millisecond))
 	}
-	for i := range a.ExtraArgs {
-		if a.ExtraArgs[i] != b.ExtraArgs[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // execPlugin is an Exec plugin that sees only pods labelled with its name.

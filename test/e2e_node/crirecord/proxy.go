@@ -13,7 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
+	"strings"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -35,13 +35,12 @@ type Proxy struct {
 // NewProxy connects to the runtime at backendEndpoint (unix:///path) and
 // prepares to record into journalPath.
 func NewProxy(backendEndpoint, journalPath string) (*Proxy, error) {
-	addr, dialer, err := util.GetAddressAndDialer(backendEndpoint)
-	if err != nil {
-		return nil, fmt.Errorf("backend endpoint: %w", err)
+	if !strings.HasPrefix(backendEndpoint, "unix:///") {
+		return nil, fmt.Errorf("backend endpoint %q is not unix:///<path>", backendEndpoint)
 	}
-	backend, err := grpc.NewClient(addr,
+	// gRPC resolves unix:///path itself.
+	backend, err := grpc.NewClient(backendEndpoint,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithContextDialer(func(ctx context.Context, target string) (net.Conn, error) { return dialer(ctx, target) }),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessageSize), grpc.MaxCallSendMsgSize(maxMessageSize)),
 	)
 	if err != nil {

@@ -154,6 +154,15 @@ func (c *Cluster) RestartKubelet(ctx context.Context, opts KubeletOptions) error
 	return nil
 }
 
+// EnsureKubelet restarts the kubelet with opts unless it already runs with
+// them, and says whether it did.
+func (c *Cluster) EnsureKubelet(ctx context.Context, opts KubeletOptions) (bool, error) {
+	if c.Kubelet.process != nil && c.Kubelet.process.Running() && c.Kubelet.options.Equal(opts) {
+		return false, nil
+	}
+	return true, c.RestartKubelet(ctx, opts)
+}
+
 // CRIJournal is the recorder's journal of pod lifecycle calls.
 func (c *Cluster) CRIJournal() string { return c.Layout.ArtifactPath("cri-journal.jsonl") }
 

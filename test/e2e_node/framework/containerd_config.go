@@ -22,11 +22,11 @@ type containerdSettings struct {
 var containerdConfigTemplate = template.Must(template.New("containerd").Parse(`version = 2
 root = "{{.Root}}"
 state = "{{.State}}"
-# /opt/containerd and the v1 shim runtime are not needed and would create
-# host paths; the snapshotters we do not use probe devices at start.
+# /opt/containerd is not needed and would be created on the host; the
+# snapshotters we do not use probe devices at start. (The v1 shim runtime
+# must stay: containerd 1.6's tasks service, and so CRI, need it.)
 disabled_plugins = [
   "io.containerd.internal.v1.opt",
-  "io.containerd.runtime.v1.linux",
   "io.containerd.snapshotter.v1.aufs",
   "io.containerd.snapshotter.v1.btrfs",
   "io.containerd.snapshotter.v1.devmapper",

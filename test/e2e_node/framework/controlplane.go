@@ -69,7 +69,7 @@ func startControlPlane(ctx context.Context, layout Layout, bins Binaries, nodeNa
 
 	// etcd
 	etcdURL := "http://127.0.0.1:" + strconv.Itoa(etcdClientPort)
-	etcd, err := cp.start(ctx, ProcessSpec{
+	_, err = cp.start(ctx, ProcessSpec{
 		Name:   "etcd",
 		Binary: bins.Etcd,
 		Args: []string{
@@ -82,7 +82,6 @@ func startControlPlane(ctx context.Context, layout Layout, bins Binaries, nodeNa
 	if err != nil {
 		return cp, err
 	}
-	_ = etcd
 
 	// kube-apiserver
 	adminTLS, err := clientTLS(pki.CA.CertPath, pki.Admin)
@@ -103,7 +102,6 @@ func startControlPlane(ctx context.Context, layout Layout, bins Binaries, nodeNa
 			"--client-ca-file=" + pki.CA.CertPath,
 			"--kubelet-client-certificate=" + pki.APIServerToKubelet.CertPath,
 			"--kubelet-client-key=" + pki.APIServerToKubelet.KeyPath,
-			"--kubelet-certificate-authority=",
 			"--service-account-issuer=https://kubernetes.default.svc",
 			"--service-account-key-file=" + pki.ServiceAccount.CertPath,
 			"--service-account-signing-key-file=" + pki.ServiceAccount.KeyPath,
@@ -130,6 +128,10 @@ func startControlPlane(ctx context.Context, layout Layout, bins Binaries, nodeNa
 			"--secure-port=" + strconv.Itoa(kcmPort),
 			"--cert-dir=" + layout.StatePath("controller-manager"),
 			"--leader-elect=false",
+			// Each controller runs as its own service account, with the
+			// bootstrap RBAC role it needs (node lifecycle, publishers...).
+			"--use-service-account-credentials=true",
+			"--flex-volume-plugin-dir=" + layout.StatePath("controller-manager", "volume-plugins"),
 			"--service-account-private-key-file=" + pki.ServiceAccount.KeyPath,
 			"--root-ca-file=" + pki.CA.CertPath,
 			"--profiling=false",

@@ -6,12 +6,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
+	"strings"
+	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials/insecure"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-	"k8s.io/cri-client/pkg/util"
 )
 
 // CRIClient talks to a CRI endpoint directly, for readiness checks, for
@@ -22,16 +23,17 @@ type CRIClient struct {
 	conn    *grpc.ClientConn
 }
 
-// DialCRI connects to endpoint (unix:///path); gRPC connects lazily, so it
-// does not wait for the socket to exist.
+// DialCRI connects to endpoint (unix:///path, which gRPC resolves
+// itself); gRPC connects lazily, so it does not wait for the socket.
 func DialCRI(endpoint string) (*CRIClient, error) {
-	addr, dialer, err := util.GetAddressAndDialer(endpoint)
-	if err != nil {
-		return nil, err
+	if !strings.HasPrefix(endpoint, "unix:///") {
+		return nil, fmt.Errorf("CRI endpoint %q is not unix:///<path>", endpoint)
 	}
-	conn, err := grpc.NewClient(addr,
+	conn, err := grpc.NewClient(endpoint,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithContextDialer(func(ctx context.Context, target string) (net.Conn, error) { return dialer(ctx, target) }),
+		// Readiness polls a socket that appears within a second or two;
+		// the default back-off would wait a second after the first miss.
+		grpc.WithConnectParams(grpc.ConnectParams{Backoff: backoff.Config{BaseDelay: 50 * time.Millisecond, Multiplier: 1.6, MaxDelay: time.Second}, MinConnectTimeout: time.Second}),
 	)
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -31,6 +32,11 @@ type KubeletOptions struct {
 	PluginFlags bool
 	// ExtraArgs are appended to the kubelet's command line.
 	ExtraArgs []string
+}
+
+// Equal says whether o and other start the same kubelet.
+func (o KubeletOptions) Equal(other KubeletOptions) bool {
+	return o.PodAdmission == other.PodAdmission && o.PluginFlags == other.PluginFlags && slices.Equal(o.ExtraArgs, other.ExtraArgs)
 }
 
 // Kubelet is the drop-in kubelet under test, run as its own process.
@@ -155,7 +161,6 @@ func (k *Kubelet) args(opts KubeletOptions) []string {
 		"--config=" + k.ConfigPath,
 		"--kubeconfig=" + k.kubeconfig,
 		"--hostname-override=" + k.NodeName,
-		"--node-ip=127.0.0.1",
 		"--root-dir=" + k.RootDir,
 		"--v=2",
 	}

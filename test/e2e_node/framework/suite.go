@@ -87,3 +87,34 @@ func RunSuite(m *testing.M, kubelet KubeletOptions, suite *Suite) int {
 	fmt.Printf("artifacts: %s\n", cluster.Layout.Artifacts)
 	return code
 }
+
+// Figure records a measured figure of t and logs it.
+func (s *Suite) Figure(t testing.TB, name string, value float64, unit string) {
+	t.Helper()
+	t.Logf("figure: %s = %.3f %s", name, value, unit)
+	s.Figures.Add(t.Name(), name, value, unit)
+}
+
+// Duration records a duration figure of t in seconds.
+func (s *Suite) Duration(t testing.TB, name string, d time.Duration) {
+	t.Helper()
+	s.Figure(t, name, d.Seconds(), "s")
+}
+
+// Namespace creates a namespace for t and deletes it, waiting for its pods
+// to go, when t ends.
+func (s *Suite) Namespace(t testing.TB, ctx context.Context) string {
+	t.Helper()
+	ns, err := s.Cluster.CreateNamespace(ctx, t.Name())
+	if err != nil {
+		t.Fatalf("creating a namespace: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		if err := s.Cluster.DeleteNamespace(ctx, ns); err != nil {
+			t.Errorf("deleting namespace %s: %v", ns, err)
+		}
+	})
+	return ns
+}

@@ -1,0 +1,240 @@
+//go:build e2e_node
+
+package bench
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podadmission/podadmission/test/e2e_node/framework"
+)
+
+var (
+	thrashWindow = flag.Duration("e2e.thrash-window", 120*time.Second, "window in which controller pod creations are counted")
+	holdWindow   = flag.Duration("e2e.hold-window", 5*time.Minute, "how long 100 held pods and 100 running pods are measured")
+	burstPods    = flag.Int("e2e.burst-pods", 110, "pods in the burst benchmark (the kubelet's default maxPods)")
+	gatePods     = flag.Int("e2e.gate-pods", 50, "held pods in the gate-open benchmark")
+	costPods     = flag.Int("e2e.cost-pods", 100, "pods held, then run, in the cost benchmark")
+)
+
+// TestBenchControllerThrash counts the pods a 1-replica ReplicaSet and a
+// DaemonSet create in the window when a plugin rejects their pods, soft and
+// hard, all four side by side in one window.
+func TestBenchControllerThrash(t *testing.T) {
+	useKubelet(t, pluginKubelet)
+	c := suite.Cluster
+	ctx, cancel := context.WithTimeout(context.Background(), *thrashWindow+5*time.Minute)
+	defer cancel()
+
+	type run struct {
+		name    string
+		plugin  string
+		create  func(ns string) error
+		counter *framework.PodCounter
+	}
+	labels := framework.PluginLabels
+	runs := []*run{
+		{name: "ReplicaSet soft", plugin: pluginSoft},
+		{name: "ReplicaSet hard", plugin: pluginHard},
+		{name: "DaemonSet soft", plugin: pluginSoft},
+		{name: "DaemonSet hard", plugin: pluginHard},
+	}
+	for i, r := range runs {
+		ns := suite.Namespace(t, ctx)
+		var err error
+		r.counter, err = framework.CountPods(ctx, c.Client, ns)
+		require.NoError(t, err)
+		if i < 2 {
+			_, err = c.Client.AppsV1().ReplicaSets(ns).Create(ctx, c.NewReplicaSet(ns, "thrash", 1, labels(r.plugin)), metav1.CreateOptions{})
+		} else {
+			_, err = c.Client.AppsV1().DaemonSets(ns).Create(ctx, c.NewDaemonSet(ns, "thrash", labels(r.plugin)), metav1.CreateOptions{})
+		}
+		require.NoError(t, err)
+	}
+	time.Sleep(*thrashWindow)
+	for _, r := range runs {
+		r.counter.Stop()
+		require.NoError(t, r.counter.Err())
+		suite.Figure(t, fmt.Sprintf("%s: pods created in %s", r.name, *thrashWindow), float64(r.counter.Created()), "pods")
+	}
+	assert.Equal(t, 1, runs[0].counter.Created(), "soft ReplicaSet")
+	assert.Equal(t, 1, runs[2].counter.Created(), "soft DaemonSet")
+}
+
+// TestBenchGateOpen measures the time from a GRPC plugin's push (its
+// decision file flips to allow) to Running, over many held pods.
+func TestBenchGateOpen(t *testing.T) {
+	useKubelet(t, pluginKubelet)
+	c := suite.Cluster
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	require.NoError(t, framework.SetDecision(grpcDecisionFile(c), "deny "+reasonGRPCClosed+" closed"))
+	ns := suite.Namespace(t, ctx)
+	counter, err := framework.CountPods(ctx, c.Client, ns)
+	require.NoError(t, err)
+	defer counter.Stop()
+
+	uids := createPods(t, ctx, ns, *gatePods, pluginGRPC)
+	require.Eventually(t, func() bool {
+		return countPods(counter, func(p *corev1.Pod) bool { return p.Status.Reason == reasonGRPCClosed }) == len(uids)
+	}, 5*time.Minute, 100*time.Millisecond, "every pod should be held")
+
+	opened := time.Now()
+	require.NoError(t, framework.SetDecision(grpcDecisionFile(c), "allow"))
+	require.Eventually(t, func() bool { return countPods(counter, framework.PodRunning) == len(uids) }, 5*time.Minute, 50*time.Millisecond)
+	var latencies []time.Duration
+	for _, uid := range uids {
+		at, _ := counter.RunningAt(uid)
+		latencies = append(latencies, at.Sub(opened))
+	}
+	suite.Figure(t, "held pods", float64(len(uids)), "pods")
+	suite.Duration(t, "gate open to Running p50", framework.Percentile(latencies, 50))
+	suite.Duration(t, "gate open to Running p99", framework.Percentile(latencies, 99))
+}
+
+// TestBenchBurst times a burst of pods to all Running on the kubelet as
+// upstream runs it, then with the gate on and an Exec plugin that admits
+// every pod.
+func TestBenchBurst(t *testing.T) {
+	var took [2]time.Duration
+	for i, mode := range []struct {
+		name    string
+		kubelet framework.KubeletOptions
+		plugin  string
+	}{
+		{"without plugin", noPluginKubelet, "none"},
+		{"with Exec plugin", pluginKubelet, pluginAllow},
+	} {
+		useKubelet(t, mode.kubelet)
+		took[i] = burst(t, mode.plugin)
+		suite.Duration(t, fmt.Sprintf("%d pods to Running, %s", *burstPods, mode.name), took[i])
+	}
+	suite.Figure(t, "with/without ratio", took[1].Seconds()/took[0].Seconds(), "x")
+}
+
+func burst(t *testing.T, plugin string) time.Duration {
+	t.Helper()
+	c := suite.Cluster
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	ns := suite.Namespace(t, ctx)
+	counter, err := framework.CountPods(ctx, c.Client, ns)
+	require.NoError(t, err)
+	defer counter.Stop()
+	start := time.Now()
+	uids := createPods(t, ctx, ns, *burstPods, plugin)
+	require.Eventually(t, func() bool { return countPods(counter, framework.PodRunning) == len(uids) }, 9*time.Minute, 50*time.Millisecond)
+	var last time.Time
+	for _, uid := range uids {
+		if at, _ := counter.RunningAt(uid); at.After(last) {
+			last = at
+		}
+	}
+	took := last.Sub(start)
+	// Delete now (not at cleanup) so the next burst starts on an empty node.
+	require.NoError(t, c.DeleteNamespace(ctx, ns))
+	return took
+}
+
+// TestBenchHoldCost measures what holding pods costs: plugin calls and
+// kubelet CPU over the window with 100 pods held by an Exec plugin,
+// against the same window with 100 idle pods running.
+func TestBenchHoldCost(t *testing.T) {
+	useKubelet(t, pluginKubelet)
+	c := suite.Cluster
+	ctx, cancel := context.WithTimeout(context.Background(), 2**holdWindow+15*time.Minute)
+	defer cancel()
+
+	held := suite.Namespace(t, ctx)
+	counter, err := framework.CountPods(ctx, c.Client, held)
+	require.NoError(t, err)
+	uids := createPods(t, ctx, held, *costPods, pluginHold)
+	require.Eventually(t, func() bool {
+		return countPods(counter, func(p *corev1.Pod) bool { return p.Status.Reason == reasonSoft }) == len(uids)
+	}, 5*time.Minute, 100*time.Millisecond)
+	counter.Stop()
+	calls, cpu := measure(t, c, *holdWindow, c.PluginFile(pluginHold+".log"))
+	suite.Figure(t, fmt.Sprintf("%d held pods: plugin calls in %s", len(uids), *holdWindow), float64(calls), "calls")
+	suite.Duration(t, fmt.Sprintf("%d held pods: kubelet CPU in %s", len(uids), *holdWindow), cpu.Self)
+	suite.Duration(t, fmt.Sprintf("%d held pods: plugin process CPU in %s", len(uids), *holdWindow), cpu.Children)
+	require.NoError(t, c.DeleteNamespace(ctx, held))
+
+	running := suite.Namespace(t, ctx)
+	counter, err = framework.CountPods(ctx, c.Client, running)
+	require.NoError(t, err)
+	uids = createPods(t, ctx, running, *costPods, "none")
+	require.Eventually(t, func() bool { return countPods(counter, framework.PodRunning) == len(uids) }, 5*time.Minute, 100*time.Millisecond)
+	counter.Stop()
+	_, cpu = measure(t, c, *holdWindow, "")
+	suite.Duration(t, fmt.Sprintf("%d running pods: kubelet CPU in %s", len(uids), *holdWindow), cpu.Self)
+}
+
+// measure waits window and returns the plugin calls logged in logFile
+// (if any) and the kubelet's CPU in that time.
+func measure(t *testing.T, c *framework.Cluster, window time.Duration, logFile string) (int, framework.CPUTimes) {
+	t.Helper()
+	pid := c.Kubelet.Process().Pid()
+	callsBefore := pluginCalls(t, logFile)
+	cpuBefore, err := framework.ProcessCPU(pid)
+	require.NoError(t, err)
+	time.Sleep(window)
+	cpuAfter, err := framework.ProcessCPU(pid)
+	require.NoError(t, err)
+	require.Equal(t, pid, c.Kubelet.Process().Pid(), "the kubelet restarted during the window")
+	return pluginCalls(t, logFile) - callsBefore, cpuAfter.Sub(cpuBefore)
+}
+
+func pluginCalls(t *testing.T, logFile string) int {
+	t.Helper()
+	if logFile == "" {
+		return 0
+	}
+	calls, err := framework.ReadPluginLog(logFile)
+	require.NoError(t, err)
+	return len(calls)
+}
+
+// createPods creates n pods labelled for plugin, in parallel.
+func createPods(t *testing.T, ctx context.Context, ns string, n int, plugin string) []types.UID {
+	t.Helper()
+	c := suite.Cluster
+	uids := make([]types.UID, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pod, err := c.Client.CoreV1().Pods(ns).Create(ctx, c.NewPod(ns, fmt.Sprintf("pod-%03d", i), framework.PluginLabels(plugin)), metav1.CreateOptions{})
+			if err == nil {
+				uids[i] = pod.UID
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		require.NoError(t, err)
+	}
+	return uids
+}
+
+func countPods(counter *framework.PodCounter, cond framework.PodCondition) int {
+	n := 0
+	for _, p := range counter.Pods() {
+		if cond(p) {
+			n++
+		}
+	}
+	return n
+}

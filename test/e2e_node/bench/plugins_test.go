@@ -1,0 +1,91 @@
+//go:build e2e_node
+
+package bench
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	configv1alpha1 "github.com/podadmission/podadmission/pkg/apis/config/v1alpha1"
+	"github.com/podadmission/podadmission/test/e2e_node/framework"
+)
+
+// The benchmark's plugins, each seeing only pods with its label.
+const (
+	pluginSoft  = "bench-soft"
+	pluginHard  = "bench-hard"
+	pluginGRPC  = "bench-grpc"
+	pluginAllow = "bench-allow"
+	pluginHold  = "bench-hold"
+)
+
+const (
+	reasonSoft       = "BenchHeld"
+	reasonHard       = "BenchRejected"
+	reasonGRPCClosed = "BenchGateClosed"
+)
+
+var (
+	pluginKubelet = framework.KubeletOptions{PodAdmission: true, PluginFlags: true}
+	// noPluginKubelet is the kubelet as upstream runs it: no gate, no
+	// plugin configuration.
+	noPluginKubelet = framework.KubeletOptions{}
+
+	pluginsOnce sync.Once
+	pluginsErr  error
+)
+
+// useKubelet runs the kubelet with opts, the benchmark's plugins installed.
+func useKubelet(t *testing.T, opts framework.KubeletOptions) {
+	t.Helper()
+	c := suite.Cluster
+	require.NoError(t, c.Kubelet.SupportsPodAdmission())
+	pluginsOnce.Do(func() { pluginsErr = installPlugins(c) })
+	require.NoError(t, pluginsErr)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, err := c.EnsureKubelet(ctx, opts)
+	require.NoError(t, err)
+}
+
+func execPlugin(c *framework.Cluster, name string, args ...string) configv1alpha1.PluginConfig {
+	return configv1alpha1.PluginConfig{
+		Name:  name,
+		Type:  configv1alpha1.ExecPluginType,
+		Args:  append(args, "--log-file="+c.PluginFile(name+".log")),
+		Match: framework.MatchPluginLabel(name),
+	}
+}
+
+func grpcDecisionFile(c *framework.Cluster) string { return c.PluginFile(pluginGRPC + ".decision") }
+
+func installPlugins(c *framework.Cluster) error {
+	hard := execPlugin(c, pluginHard, "--mode=deny", "--reason="+reasonHard)
+	hard.RejectionMode = configv1alpha1.RejectionModeHard
+	if err := framework.SetDecision(grpcDecisionFile(c), "deny "+reasonGRPCClosed+" closed"); err != nil {
+		return err
+	}
+	endpoint, err := c.StartGRPCPlugin(context.Background(), pluginGRPC, "--decision-file="+grpcDecisionFile(c))
+	if err != nil {
+		return err
+	}
+	plugins := []configv1alpha1.PluginConfig{
+		execPlugin(c, pluginSoft, "--mode=deny", "--reason="+reasonSoft),
+		hard,
+		{Name: pluginGRPC, Type: configv1alpha1.GRPCPluginType, Endpoint: endpoint, Match: framework.MatchPluginLabel(pluginGRPC)},
+		execPlugin(c, pluginAllow, "--mode=allow"),
+		execPlugin(c, pluginHold, "--mode=deny", "--reason="+reasonSoft),
+	}
+	for _, p := range plugins {
+		if p.Type == configv1alpha1.ExecPluginType {
+			if err := c.InstallExecPlugin(p.Name); err != nil {
+				return err
+			}
+		}
+	}
+	return c.WritePluginConfig("10-bench.yaml", plugins...)
+}
