@@ -84,7 +84,8 @@ func (o *checkOptions) run(ctx context.Context, s streams) error {
 	}
 	cfg, err := podadmission.LoadConfig(o.configPath)
 	if err != nil {
-		return usageError(fmt.Errorf("invalid pod admission configuration (podadmctl validate %s lists every error): %w", o.configPath, err))
+		printErrors(s, err)
+		return &exitError{code: ExitError, err: fmt.Errorf("%s: invalid pod admission configuration", o.configPath)}
 	}
 	if err := o.checkBinDir(cfg); err != nil {
 		return usageError(err)
@@ -186,8 +187,8 @@ func (o *checkOptions) checkBinDir(cfg *podadmission.Config) error {
 		return nil
 	}
 	if info, err := os.Stat(o.binDir); err != nil || !info.IsDir() {
-		return fmt.Errorf("--bin-dir %s is not a directory; the Exec %s %s %s their executables there",
-			o.binDir, plural(len(execPlugins), "plugin", "plugins"), strings.Join(execPlugins, ", "), plural(len(execPlugins), "has", "have"))
+		return fmt.Errorf("--bin-dir %s is not a directory; it must hold the %s of the Exec %s %s",
+			o.binDir, plural(len(execPlugins), "executable", "executables"), plural(len(execPlugins), "plugin", "plugins"), strings.Join(execPlugins, ", "))
 	}
 	return nil
 }

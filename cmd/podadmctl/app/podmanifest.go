@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -18,6 +19,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	k8sapiv1 "k8s.io/kubernetes/pkg/apis/core/v1"
 	kubetypes "k8s.io/kubernetes/pkg/kubelet/types"
+	"sigs.k8s.io/yaml"
 )
 
 // maxManifestSize is the kubelet's limit on a static pod manifest.
@@ -51,7 +53,8 @@ func readPod(name string, r io.Reader) (*v1.Pod, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	jsonData, err := utilyaml.ToJSON(doc)
+	// Strict: a key given twice is an error, not the last one winning.
+	jsonData, err := yaml.YAMLToJSONStrict(doc)
 	if err != nil {
 		return nil, fmt.Errorf("%s: not YAML or JSON: %w", name, err)
 	}
@@ -146,7 +149,9 @@ func podAsNodeSees(name string, pod *v1.Pod, nodeName string, static bool) (*v1.
 	}
 	pod.Annotations[kubetypes.ConfigSourceAnnotationKey] = kubetypes.FileSource
 	pod.Annotations[kubetypes.ConfigHashAnnotationKey] = string(pod.UID)
-	pod.Spec.Tolerations = append(pod.Spec.Tolerations, v1.Toleration{Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoExecute})
+	if tolerateAll := (v1.Toleration{Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoExecute}); !slices.Contains(pod.Spec.Tolerations, tolerateAll) {
+		pod.Spec.Tolerations = append(pod.Spec.Tolerations, tolerateAll)
+	}
 	pod.Status.Phase = v1.PodPending
 	return pod, nil
 }

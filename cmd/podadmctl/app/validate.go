@@ -59,11 +59,8 @@ func (o *validateOptions) run(s streams, path string) error {
 		err = checkExecutables(cfg, o.binDir)
 	}
 	if err != nil {
-		errs := flatten(err)
-		for _, e := range errs {
-			fmt.Fprintf(s.err, "error: %v\n", e)
-		}
-		fmt.Fprintf(s.err, "%s: invalid pod admission configuration (%d %s)\n", path, len(errs), plural(len(errs), "error", "errors"))
+		n := printErrors(s, err)
+		fmt.Fprintf(s.err, "%s: invalid pod admission configuration (%d %s)\n", path, n, plural(n, "error", "errors"))
 		return silentExit(ExitRejected)
 	}
 	if o.output == "yaml" {
@@ -185,13 +182,18 @@ func printConfigYAML(s streams, cfg *podadmission.Config) error {
 	return nil
 }
 
-// flatten lists the errors an aggregate holds, one per problem.
-func flatten(err error) []error {
+// printErrors prints each error err holds on a line of its own, and returns
+// how many there are.
+func printErrors(s streams, err error) int {
+	errs := []error{err}
 	var agg utilerrors.Aggregate
 	if errors.As(err, &agg) {
-		return utilerrors.Flatten(agg).Errors()
+		errs = utilerrors.Flatten(agg).Errors()
 	}
-	return []error{err}
+	for _, e := range errs {
+		fmt.Fprintf(s.err, "error: %v\n", e)
+	}
+	return len(errs)
 }
 
 func plural(n int, one, many string) string {
