@@ -1,0 +1,49 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const hostNetworkRequest = `{"apiVersion":"podadmission.kubelet.k8s.io/v1alpha1","kind":"PodAdmissionRequest","uid":"3f1c",` +
+	`"pod":{"metadata":{"name":"web","namespace":"team-a"},"spec":{"hostNetwork":true,"containers":[{"name":"web","image":"registry.example/web:1"}]}},` +
+	`"node":{"name":"node-1"},"static":false,"attempt":1}`
+
+func TestHandleExecAnswersTheRequest(t *testing.T) {
+	p := mustPolicy(t, options{level: "baseline", version: "latest"})
+	var out bytes.Buffer
+	require.NoError(t, handleExec(p.admit, strings.NewReader(hostNetworkRequest), &out))
+	var resp map[string]any
+	require.NoError(t, json.Unmarshal(out.Bytes(), &resp))
+	assert.Equal(t, map[string]any{
+		"apiVersion": "podadmission.kubelet.k8s.io/v1alpha1",
+		"kind":       "PodAdmissionResponse",
+		"uid":        "3f1c",
+		"allowed":    false,
+		"reason":     "PodSecurity",
+		"message":    `violates PodSecurity "baseline:latest": host namespaces (hostNetwork=true)`,
+	}, resp)
+}
+
+func TestHandleExecInvalidRequests(t *testing.T) {
+	p := mustPolicy(t, options{level: "baseline", version: "latest"})
+	for name, tc := range map[string]struct{ request, want string }{
+		"empty":         {"", "invalid request: empty, want a PodAdmissionRequest JSON object"},
+		"garbage":       {"hello", "invalid request: not JSON"},
+		"unknown field": {strings.Replace(hostNetworkRequest, `"static":false`, `"static":false,"extra":1`, 1), `invalid request: unknown field "extra"`},
+		"too large":     {strings.Repeat(" ", maxRequestSize+1), "invalid request: larger than 16 MiB"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var out bytes.Buffer
+			err := handleExec(p.admit, strings.NewReader(tc.request), &out)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.Empty(t, out.String())
+		})
+	}
+}

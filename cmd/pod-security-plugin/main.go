@@ -1,0 +1,42 @@
+// Command pod-security-plugin is an Exec pod admission plugin that enforces
+// a Pod Security Standards level on the pods of a node, with the policy
+// evaluator of the apiserver's PodSecurity admission.
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+func main() {
+	o := &options{}
+	fs := pflag.NewFlagSet("pod-security-plugin", pflag.ContinueOnError)
+	o.addFlags(fs)
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		fail(err)
+	}
+	if fs.NArg() > 0 {
+		fail(fmt.Errorf("unexpected argument %q; flags are %s", fs.Arg(0), flagNames(fs)))
+	}
+	p, err := newPodSecurityPolicy(o)
+	if err != nil {
+		fail(err)
+	}
+	if err := handleExec(p.admit, os.Stdin, os.Stdout); err != nil {
+		fail(err)
+	}
+}
+
+func flagNames(fs *pflag.FlagSet) string {
+	var names []string
+	fs.VisitAll(func(f *pflag.Flag) { names = append(names, "--"+f.Name) })
+	return strings.Join(names, ", ")
+}
+
+func fail(err error) {
+	fmt.Fprintf(os.Stderr, "pod-security-plugin: %v\n", err)
+	os.Exit(1)
+}

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/validation"
+	psaapi "k8s.io/pod-security-admission/api"
+)
+
+// options are the plugin's flags, set in the PodAdmissionConfiguration's
+// args.
+type options struct {
+	level                string
+	version              string
+	exemptNamespaces     []string
+	exemptRuntimeClasses []string
+	exemptStaticPods     bool
+}
+
+func (o *options) addFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.level, "level", string(psaapi.LevelBaseline), "Pod Security Standards level to enforce: baseline or restricted")
+	fs.StringVar(&o.version, "version", "latest", `Pod Security Standards version: "latest" or a Kubernetes minor such as "v1.37"`)
+	fs.StringSliceVar(&o.exemptNamespaces, "exempt-namespaces", nil, "namespaces whose pods are admitted without checks (comma-separated)")
+	fs.StringSliceVar(&o.exemptRuntimeClasses, "exempt-runtime-classes", nil, "runtimeClassNames whose pods are admitted without checks (comma-separated)")
+	fs.BoolVar(&o.exemptStaticPods, "exempt-static-pods", false, "admit static pods (from the node's manifest directory) without checks")
+}
+
+// levelVersion returns the level and version to enforce; errors name the
+// flag.
+func (o *options) levelVersion() (psaapi.LevelVersion, error) {
+	var errs []error
+	level, err := psaapi.ParseLevel(o.level)
+	switch {
+	case err != nil:
+		errs = append(errs, fmt.Errorf("--level %q: must be %s or %s", o.level, psaapi.LevelBaseline, psaapi.LevelRestricted))
+	case level == psaapi.LevelPrivileged:
+		errs = append(errs, fmt.Errorf("--level %q: must be %s or %s (privileged admits every pod: remove the plugin instead)", o.level, psaapi.LevelBaseline, psaapi.LevelRestricted))
+	}
+	version, err := psaapi.ParseVersion(o.version)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("--version %q: %v", o.version, err))
+	}
+	for _, ns := range o.exemptNamespaces {
+		if problems := validation.IsDNS1123Label(ns); len(problems) > 0 {
+			errs = append(errs, fmt.Errorf("--exempt-namespaces: %q is not a namespace name: %s", ns, strings.Join(problems, "; ")))
+		}
+	}
+	for _, rc := range o.exemptRuntimeClasses {
+		if problems := validation.IsDNS1123Subdomain(rc); len(problems) > 0 {
+			errs = append(errs, fmt.Errorf("--exempt-runtime-classes: %q is not a runtime class name: %s", rc, strings.Join(problems, "; ")))
+		}
+	}
+	if len(errs) > 0 {
+		// One line: the kubelet quotes the plugin's stderr in the pod's
+		// status message.
+		return psaapi.LevelVersion{}, errors.New(joinErrors(errs))
+	}
+	return psaapi.LevelVersion{Level: level, Version: version}, nil
+}
+
+func joinErrors(errs []error) string {
+	msgs := make([]string, len(errs))
+	for i, err := range errs {
+		msgs[i] = err.Error()
+	}
+	return strings.Join(msgs, "; ")
+}

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"fmt"
+	"unicode/utf8"
+
+	"k8s.io/apimachinery/pkg/util/sets"
+	psaapi "k8s.io/pod-security-admission/api"
+	"k8s.io/pod-security-admission/policy"
+
+	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
+)
+
+// ReasonPodSecurity is the pod status reason of a rejected pod, as the
+// apiserver's admission plugin is named.
+const ReasonPodSecurity = "PodSecurity"
+
+// podSecurityPolicy enforces one Pod Security Standards level and version
+// on the pods of a node, with the evaluator of the apiserver's PodSecurity
+// admission, and the same kinds of exemptions.
+type podSecurityPolicy struct {
+	enforce   psaapi.LevelVersion
+	evaluator policy.Evaluator
+
+	exemptNamespaces     sets.Set[string]
+	exemptRuntimeClasses sets.Set[string]
+	exemptStaticPods     bool
+}
+
+func newPodSecurityPolicy(o *options) (*podSecurityPolicy, error) {
+	enforce, err := o.levelVersion()
+	if err != nil {
+		return nil, err
+	}
+	evaluator, err := policy.NewEvaluator(policy.DefaultChecks(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("cannot set up the Pod Security Standards checks: %w", err)
+	}
+	return &podSecurityPolicy{
+		enforce:              enforce,
+		evaluator:            evaluator,
+		exemptNamespaces:     sets.New(o.exemptNamespaces...),
+		exemptRuntimeClasses: sets.New(o.exemptRuntimeClasses...),
+		exemptStaticPods:     o.exemptStaticPods,
+	}, nil
+}
+
+// admit decides on one request.
+func (p *podSecurityPolicy) admit(req *podadmissionv1alpha1.PodAdmissionRequest) *podadmissionv1alpha1.PodAdmissionResponse {
+	pod := req.Pod
+	switch {
+	case p.exemptNamespaces.Has(pod.Namespace),
+		req.Static && p.exemptStaticPods,
+		pod.Spec.RuntimeClassName != nil && p.exemptRuntimeClasses.Has(*pod.Spec.RuntimeClassName):
+		return &podadmissionv1alpha1.PodAdmissionResponse{Allowed: true}
+	}
+	result := policy.AggregateCheckResults(p.evaluator.EvaluatePod(p.enforce, &pod.ObjectMeta, &pod.Spec))
+	if result.Allowed {
+		return &podadmissionv1alpha1.PodAdmissionResponse{Allowed: true}
+	}
+	// The apiserver's message, so that "kubectl describe pod" reads the same
+	// whichever of the two refused the pod.
+	message := fmt.Sprintf("violates PodSecurity %q: %s", p.enforce.String(), result.ForbiddenDetail())
+	return &podadmissionv1alpha1.PodAdmissionResponse{
+		Reason:  ReasonPodSecurity,
+		Message: truncate(message, podadmissionv1alpha1.MaxMessageLength),
+	}
+}
+
+// truncationMark ends a message cut to the protocol's limit.
+const truncationMark = " (...)"
+
+// truncate cuts s to at most max bytes, on a rune boundary: the kubelet
+// refuses longer messages, and a pod with many violating containers can
+// have a long one.
+func truncate(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := max - len(truncationMark)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + truncationMark
+}

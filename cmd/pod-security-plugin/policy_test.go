@@ -1,0 +1,163 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
+)
+
+func hostNetworkPod(namespace string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: namespace},
+		Spec: corev1.PodSpec{
+			HostNetwork: true,
+			Containers:  []corev1.Container{{Name: "web", Image: "registry.example/web:1"}},
+		},
+	}
+}
+
+func mustPolicy(t *testing.T, o options) *podSecurityPolicy {
+	t.Helper()
+	p, err := newPodSecurityPolicy(&o)
+	require.NoError(t, err)
+	return p
+}
+
+func TestRejectsLikeTheAPIServer(t *testing.T) {
+	p := mustPolicy(t, options{level: "baseline", version: "latest"})
+	resp := p.admit(request(hostNetworkPod("team-a"), false))
+	assert.Equal(t, &podadmissionv1alpha1.PodAdmissionResponse{
+		Reason:  "PodSecurity",
+		Message: `violates PodSecurity "baseline:latest": host namespaces (hostNetwork=true)`,
+	}, resp)
+
+	pod := hostNetworkPod("team-a")
+	pod.Spec.HostPID = true
+	pod.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: ptr.To(true)}
+	pod.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 80, HostPort: 8080}}
+	p = mustPolicy(t, options{level: "restricted", version: "v1.37"})
+	resp = p.admit(request(pod, false))
+	assert.Equal(t, `violates PodSecurity "restricted:v1.37": host namespaces (hostNetwork=true, hostPID=true), hostPort (container "web" uses hostPort 8080), privileged (container "web" must not set securityContext.privileged=true), `+
+		`allowPrivilegeEscalation != false (container "web" must set securityContext.allowPrivilegeEscalation=false), unrestricted capabilities (container "web" must set securityContext.capabilities.drop=["ALL"]), `+
+		`runAsNonRoot != true (pod or container "web" must set securityContext.runAsNonRoot=true), seccompProfile (pod or container "web" must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost")`, resp.Message)
+}
+
+func TestAdmitsCompliantPods(t *testing.T) {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team-a"},
+		Spec: corev1.PodSpec{
+			SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
+			Containers: []corev1.Container{{Name: "web", Image: "registry.example/web:1", SecurityContext: &corev1.SecurityContext{
+				AllowPrivilegeEscalation: ptr.To(false),
+				Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+			}}},
+		},
+	}
+	for _, level := range []string{"baseline", "restricted"} {
+		resp := mustPolicy(t, options{level: level, version: "latest"}).admit(request(pod, false))
+		assert.True(t, resp.Allowed, level)
+		assert.Empty(t, resp.Reason)
+	}
+}
+
+func TestPinnedVersion(t *testing.T) {
+	// Restricted requires dropping ALL capabilities since v1.22.
+	pod := hostNetworkPod("team-a")
+	pod.Spec.HostNetwork = false
+	pod.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}}
+	pod.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{AllowPrivilegeEscalation: ptr.To(false)}
+	assert.True(t, mustPolicy(t, options{level: "restricted", version: "v1.21"}).admit(request(pod, false)).Allowed)
+	resp := mustPolicy(t, options{level: "restricted", version: "v1.22"}).admit(request(pod, false))
+	assert.Equal(t, `violates PodSecurity "restricted:v1.22": unrestricted capabilities (container "web" must set securityContext.capabilities.drop=["ALL"])`, resp.Message)
+}
+
+func TestExemptions(t *testing.T) {
+	p := mustPolicy(t, options{
+		level: "baseline", version: "latest",
+		exemptNamespaces:     []string{"kube-system", "monitoring"},
+		exemptRuntimeClasses: []string{"kata"},
+		exemptStaticPods:     true,
+	})
+	for name, tc := range map[string]struct {
+		req         *podadmissionv1alpha1.PodAdmissionRequest
+		wantAllowed bool
+	}{
+		"exempt namespace":         {request(hostNetworkPod("kube-system"), false), true},
+		"other exempt namespace":   {request(hostNetworkPod("monitoring"), false), true},
+		"namespace not exempt":     {request(hostNetworkPod("team-a"), false), false},
+		"static pod":               {request(hostNetworkPod("team-a"), true), true},
+		"exempt runtime class":     {request(withRuntimeClass(hostNetworkPod("team-a"), "kata"), false), true},
+		"runtime class not exempt": {request(withRuntimeClass(hostNetworkPod("team-a"), "runc"), false), false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			assert.Equal(t, tc.wantAllowed, p.admit(tc.req).Allowed)
+		})
+	}
+
+	// Without the flag, static pods are checked like any other.
+	p = mustPolicy(t, options{level: "baseline", version: "latest"})
+	assert.False(t, p.admit(request(hostNetworkPod("kube-system"), true)).Allowed)
+}
+
+func withRuntimeClass(pod *corev1.Pod, name string) *corev1.Pod {
+	pod.Spec.RuntimeClassName = &name
+	return pod
+}
+
+func TestLongMessagesAreCutToTheProtocolLimit(t *testing.T) {
+	pod := hostNetworkPod("team-a")
+	pod.Spec.Containers = nil
+	for i := range 60 {
+		pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{
+			Name:            fmt.Sprintf("container-with-a-long-name-%02d", i),
+			Image:           "registry.example/app:1",
+			SecurityContext: &corev1.SecurityContext{Privileged: ptr.To(true)},
+		})
+	}
+	req := request(pod, false)
+	resp := mustPolicy(t, options{level: "baseline", version: "latest"}).admit(req)
+	assert.Len(t, resp.Message, podadmissionv1alpha1.MaxMessageLength)
+	assert.True(t, strings.HasPrefix(resp.Message, `violates PodSecurity "baseline:latest": host namespaces (hostNetwork=true), privileged (containers "container-with-a-long-name-00", `), resp.Message)
+	assert.True(t, strings.HasSuffix(resp.Message, " (...)"), resp.Message)
+	resp.UID = req.UID
+	assert.Empty(t, podadmissionv1alpha1.ValidateResponse(resp, req), "the kubelet accepts the response")
+}
+
+func TestTruncateKeepsRunes(t *testing.T) {
+	assert.Equal(t, "short", truncate("short", 10))
+	assert.Equal(t, "exactly10!", truncate("exactly10!", 10))
+	// 10 bytes leave 4 before the 6-byte mark; "é" is two bytes, and the
+	// cut must not split one.
+	assert.Equal(t, "aaé (...)", truncate("aaéééééééé", 10))
+	assert.Equal(t, "aaa (...)", truncate("aaaéééééééé", 10))
+}
+
+func TestOptionErrorsNameTheFlag(t *testing.T) {
+	for name, tc := range map[string]struct {
+		o    options
+		want string
+	}{
+		"level":      {options{level: "strict", version: "latest"}, `--level "strict": must be baseline or restricted`},
+		"privileged": {options{level: "privileged", version: "latest"}, `--level "privileged": must be baseline or restricted (privileged admits every pod: remove the plugin instead)`},
+		"version":    {options{level: "baseline", version: "1.37"}, `--version "1.37": must be "latest" or "v1.x"`},
+		"namespace":  {options{level: "baseline", version: "latest", exemptNamespaces: []string{"Kube_System"}}, `--exempt-namespaces: "Kube_System" is not a namespace name: a lowercase RFC 1123 label`},
+		"runtime class": {options{level: "baseline", version: "latest", exemptRuntimeClasses: []string{"not valid"}},
+			`--exempt-runtime-classes: "not valid" is not a runtime class name: a lowercase RFC 1123 subdomain`},
+		"several": {options{level: "", version: "next"}, `--level "": must be baseline or restricted; --version "next": must be "latest" or "v1.x"`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := newPodSecurityPolicy(&tc.o)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.NotContains(t, err.Error(), "\n")
+		})
+	}
+}
