@@ -56,14 +56,18 @@ demo: kubelet e2e-binaries e2e-node-binaries e2e-host-deps ## One-node cluster: 
 	@rc=0; $(E2E_BIN)/e2e-cluster demo $(E2E_SUITE_FLAGS) || rc=$$?; \
 	$(E2E_BIN)/e2e-cluster clean || rc=1; exit $$rc
 
-# Each runtime mode owns one section of BENCHMARKS.md, which the run
-# rewrites with the command that produced it. About 15 minutes.
+# Each runtime mode owns one section of BENCHMARKS.md (e2e-node-<mode>),
+# which a successful run rewrites with the command that produced it.
+# About 15 minutes.
 E2E_BENCH_FLAGS ?=
+E2E_BENCH_REPORT := $(OUTPUT)/e2e/bench-$(E2E_RUNTIME).md
 .PHONY: bench-e2e
 bench-e2e: kubelet e2e-binaries e2e-node-binaries e2e-host-deps ## Node e2e benchmarks; rewrite the E2E_RUNTIME section of BENCHMARKS.md.
-	@rc=0; $(E2E_BIN)/e2e_node_bench.test -test.v -test.timeout=90m $(E2E_SUITE_FLAGS) \
-		-e2e.bench-report=BENCHMARKS.md -e2e.bench-command='make bench-e2e E2E_RUNTIME=$(E2E_RUNTIME)' $(E2E_BENCH_FLAGS) || rc=$$?; \
-	$(E2E_BIN)/e2e-cluster clean || rc=1; exit $$rc
+	@mkdir -p $(dir $(E2E_BENCH_REPORT)); rm -f $(E2E_BENCH_REPORT); rc=0; \
+	$(E2E_BIN)/e2e_node_bench.test -test.v -test.timeout=90m $(E2E_SUITE_FLAGS) \
+		-e2e.bench-report=$(E2E_BENCH_REPORT) -e2e.bench-command='make bench-e2e E2E_RUNTIME=$(E2E_RUNTIME)' $(E2E_BENCH_FLAGS) || rc=$$?; \
+	$(E2E_BIN)/e2e-cluster clean || rc=1; \
+	if [[ $$rc -eq 0 ]]; then build/bench-section.sh e2e-node-$(E2E_RUNTIME) <$(E2E_BENCH_REPORT); fi; exit $$rc
 
 .PHONY: e2e-node-clean
 e2e-node-clean: ## Remove what a killed node e2e run left behind (processes, mounts, cgroups, paths).

@@ -44,7 +44,7 @@ func TestFailClosedAndRecovery(t *testing.T) {
 		},
 		{
 			plugin: pluginFaultHang,
-			fault:  "timed out after " + faultHangTimeout.String(),
+			fault:  "timeout of " + faultHangTimeout.String(),
 			fix: func() error {
 				return c.WritePluginConfig(faultConfigFile(pluginFaultHang), execPlugin(pluginFaultHang, "--mode=allow"))
 			},

@@ -19,7 +19,7 @@ import (
 var (
 	suite framework.Suite
 
-	reportFile    = flag.String("e2e.bench-report", "", "BENCHMARKS.md to write this runtime mode's section into")
+	reportFile    = flag.String("e2e.bench-report", "", "file to write the markdown report of the run into")
 	reportCommand = flag.String("e2e.bench-command", "make bench-e2e", "the command line the report says produced it")
 )
 

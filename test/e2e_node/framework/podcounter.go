@@ -55,9 +55,12 @@ func CountPods(ctx context.Context, client kubernetes.Interface, namespace strin
 					c.observe(p)
 				}
 			case watch.Error:
-				c.mu.Lock()
-				c.err = fmt.Errorf("pod watch in %s failed: %v", namespace, ev.Object)
-				c.mu.Unlock()
+				// Stop cancels the watch, which can end in an error event.
+				if ctx.Err() == nil {
+					c.mu.Lock()
+					c.err = fmt.Errorf("pod watch in %s failed: %v", namespace, ev.Object)
+					c.mu.Unlock()
+				}
 				return
 			}
 		}

@@ -71,12 +71,12 @@ func (c *Cluster) NewDaemonSet(namespace, name string, labels map[string]string)
 	}
 }
 
-// CreateNamespace creates a namespace named after prefix and waits for its
-// default service account, which the ServiceAccount admission plugin wants
-// before it admits a pod.
+// CreateNamespace creates a namespace named after prefix (a test name) and
+// waits for its default service account, which the ServiceAccount admission
+// plugin wants before it admits a pod.
 func (c *Cluster) CreateNamespace(ctx context.Context, prefix string) (string, error) {
 	ns, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: strings.ToLower(prefix) + "-"},
+		ObjectMeta: metav1.ObjectMeta{GenerateName: namespacePrefix(prefix)},
 	}, metav1.CreateOptions{})
 	if err != nil {
 		return "", err
@@ -92,6 +92,25 @@ func (c *Cluster) CreateNamespace(ctx context.Context, prefix string) (string, e
 		return "", fmt.Errorf("namespace %s: default service account: %w", ns.Name, err)
 	}
 	return ns.Name, nil
+}
+
+// namespacePrefix turns a test name such as TestDaemonSet/Soft into a
+// valid generateName prefix: lower case, '-' for anything else, short
+// enough for the random suffix.
+func namespacePrefix(name string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(name) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	prefix := strings.Trim(b.String(), "-")
+	if len(prefix) > 50 {
+		prefix = prefix[:50]
+	}
+	return prefix + "-"
 }
 
 // DeleteNamespace deletes a namespace and waits until the kubelet has

@@ -22,6 +22,12 @@ var (
 	nodeNameFlag  = flag.String("e2e.node-name", "podadmission-e2e-node", "name of the kubelet's node")
 )
 
+func flagSet(name string) bool {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
 func envOr(key, def string) string {
 	if v := os.Getenv(key); v != "" {
 		return v
@@ -57,6 +63,11 @@ type Suite struct {
 func RunSuite(m *testing.M, kubelet KubeletOptions, suite *Suite) int {
 	klog.InitFlags(nil)
 	flag.Parse()
+	// The tests that watch a controller for a whole window run in
+	// parallel; the default (GOMAXPROCS, 2 here) would run them in turn.
+	if !flagSet("test.parallel") {
+		_ = flag.Set("test.parallel", "32")
+	}
 	opts, err := OptionsFromFlags(kubelet)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
