@@ -1,0 +1,38 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
+)
+
+func notAcknowledgedMessage(waiting []policyRef, ackDir string) string {
+	return fitPolicies("waiting for the node's network policy agent to acknowledge ", waiting,
+		fmt.Sprintf(" (no acknowledgement in %s yet)", ackDir))
+}
+
+func settlingMessage(waiting []policyRef, remaining, settleTime time.Duration) string {
+	return fitPolicies("waiting for ", waiting,
+		fmt.Sprintf(" to be known for the settle time of %s (%s more)", settleTime, remaining.Round(100*time.Millisecond)))
+}
+
+// fitPolicies writes prefix, the policies and suffix, listing as many
+// policies as fit in a response message and counting the others.
+func fitPolicies(prefix string, refs []policyRef, suffix string) string {
+	noun := "NetworkPolicy "
+	if len(refs) > 1 {
+		noun = "NetworkPolicies "
+	}
+	for shown := len(refs); shown > 0; shown-- {
+		list := joinRefs(refs[:shown])
+		if shown < len(refs) {
+			list += fmt.Sprintf(" and %d more", len(refs)-shown)
+		}
+		if msg := prefix + noun + list + suffix; len(msg) <= podadmissionv1alpha1.MaxMessageLength {
+			return msg
+		}
+	}
+	// Only a suffix longer than a message (an absurd --ack-dir) gets here.
+	return fmt.Sprintf("%s%d %s", prefix, len(refs), noun)
+}

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// defaultSocket is where the example configuration expects the gate.
+const defaultSocket = "/run/podadmission/netpol-gate.sock"
+
+type options struct {
+	kubeconfig              string
+	socket                  string
+	ackDir                  string
+	settleTime              time.Duration
+	exemptHostNetwork       bool
+	exemptNamespaceSelector string
+	resyncPeriod            time.Duration
+}
+
+func newOptions() *options {
+	return &options{
+		socket:            defaultSocket,
+		settleTime:        5 * time.Second,
+		exemptHostNetwork: true,
+	}
+}
+
+func (o *options) addFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.kubeconfig, "kubeconfig", o.kubeconfig, "kubeconfig of the gate's own identity, allowed to list and watch NetworkPolicies and Namespaces (empty: in-cluster configuration)")
+	fs.StringVar(&o.socket, "socket", o.socket, "unix socket to serve the kubelet on (the plugin's endpoint in the PodAdmissionConfiguration)")
+	fs.StringVar(&o.ackDir, "ack-dir", o.ackDir, "directory where the node's network policy agent acknowledges each programmed NetworkPolicy with a file named <uid>.<generation>; empty: use --settle-time")
+	fs.DurationVar(&o.settleTime, "settle-time", o.settleTime, "without --ack-dir: how long a NetworkPolicy (at its generation) must have been known before the pods it selects may start")
+	fs.BoolVar(&o.exemptHostNetwork, "exempt-host-network", o.exemptHostNetwork, "admit host-network pods at once (NetworkPolicies do not apply to them)")
+	fs.StringVar(&o.exemptNamespaceSelector, "exempt-namespace-selector", o.exemptNamespaceSelector, "label selector of namespaces whose pods are admitted at once, e.g. 'kubernetes.io/metadata.name in (kube-system)'")
+	fs.DurationVar(&o.resyncPeriod, "resync-period", o.resyncPeriod, "informer resync period (0: none; the watches keep the caches current)")
+}
+
+// validate checks the flags; every error names its flag.
+func (o *options) validate() error {
+	var errs []string
+	socket := strings.TrimPrefix(o.socket, "unix://")
+	if !filepath.IsAbs(socket) {
+		errs = append(errs, fmt.Sprintf("--socket %q: must be an absolute path or a unix:// URL", o.socket))
+	}
+	if o.ackDir != "" && !filepath.IsAbs(o.ackDir) {
+		errs = append(errs, fmt.Sprintf("--ack-dir %q: must be an absolute path", o.ackDir))
+	}
+	if o.ackDir == "" && o.settleTime <= 0 {
+		errs = append(errs, fmt.Sprintf("--settle-time %s: must be greater than 0 without --ack-dir", o.settleTime))
+	}
+	if o.resyncPeriod < 0 {
+		errs = append(errs, fmt.Sprintf("--resync-period %s: must not be negative", o.resyncPeriod))
+	}
+	if _, err := o.namespaceSelector(); err != nil {
+		errs = append(errs, err.Error())
+	}
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// namespaceSelector parses --exempt-namespace-selector; nil when unset.
+func (o *options) namespaceSelector() (labels.Selector, error) {
+	if o.exemptNamespaceSelector == "" {
+		return nil, nil
+	}
+	selector, err := labels.Parse(o.exemptNamespaceSelector)
+	if err != nil {
+		return nil, fmt.Errorf("--exempt-namespace-selector %q: %v", o.exemptNamespaceSelector, err)
+	}
+	return selector, nil
+}
+
+func (o *options) socketPath() string { return strings.TrimPrefix(o.socket, "unix://") }

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func parseOptions(t *testing.T, args ...string) *options {
+	t.Helper()
+	o := newOptions()
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	o.addFlags(fs)
+	require.NoError(t, fs.Parse(args))
+	return o
+}
+
+func TestDefaults(t *testing.T) {
+	o := parseOptions(t)
+	require.NoError(t, o.validate())
+	assert.Equal(t, "/run/podadmission/netpol-gate.sock", o.socketPath())
+	assert.True(t, o.exemptHostNetwork)
+	assert.Equal(t, 5*time.Second, o.settleTime)
+	selector, err := o.namespaceSelector()
+	require.NoError(t, err)
+	assert.Nil(t, selector)
+}
+
+func TestOptionErrorsNameTheFlag(t *testing.T) {
+	for name, tc := range map[string]struct {
+		args []string
+		want string
+	}{
+		"relative socket":  {[]string{"--socket=gate.sock"}, `--socket "gate.sock": must be an absolute path or a unix:// URL`},
+		"relative ack dir": {[]string{"--ack-dir=acks"}, `--ack-dir "acks": must be an absolute path`},
+		"no settle time":   {[]string{"--settle-time=0s"}, `--settle-time 0s: must be greater than 0 without --ack-dir`},
+		"negative resync":  {[]string{"--resync-period=-1s"}, `--resync-period -1s: must not be negative`},
+		"bad selector":     {[]string{"--exempt-namespace-selector=a in b"}, `--exempt-namespace-selector "a in b": `},
+		"several": {[]string{"--socket=x", "--settle-time=0s"},
+			`--socket "x": must be an absolute path or a unix:// URL; --settle-time 0s: must be greater than 0 without --ack-dir`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := parseOptions(t, tc.args...).validate()
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+	assert.NoError(t, parseOptions(t, "--ack-dir=/run/acks", "--settle-time=0s", "--socket=unix:///run/g.sock").validate(),
+		"the settle time does not matter with an acknowledgement directory")
+}
