@@ -105,5 +105,8 @@ bench-build: source ## Cold/warm kubelet build time, size next to vanilla, repro
 .PHONY: FORCE
 FORCE:
 
+# podadmctl and the example plugins.
+include cmd/cmd.mk
+
 # Node e2e suite, demo and its benchmarks.
--include test/e2e_node/e2e.mk
+include test/e2e_node/e2e.mk

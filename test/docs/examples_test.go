@@ -1,0 +1,85 @@
+// Package docs checks that the examples in the repository's documents work
+// verbatim: every PodAdmissionConfiguration block loads the way the kubelet
+// loads it, and every protocol example decodes strictly.
+package docs
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
+	"github.com/podadmission/podadmission/pkg/kubelet/podadmission"
+)
+
+// documents are checked for examples; each must have at least one.
+var documents = []string{"README.md", "KEP.md", "docs/plugins.md"}
+
+var fencedBlock = regexp.MustCompile("(?ms)^```(yaml|json)\n(.*?)^```")
+
+type example struct {
+	document string
+	line     int
+	lang     string
+	body     string
+}
+
+func examples(t *testing.T, document string) []example {
+	data, err := os.ReadFile(filepath.Join("..", "..", document))
+	require.NoError(t, err)
+	var found []example
+	for _, m := range fencedBlock.FindAllSubmatchIndex(data, -1) {
+		found = append(found, example{
+			document: document,
+			line:     strings.Count(string(data[:m[0]]), "\n") + 1,
+			lang:     string(data[m[2]:m[3]]),
+			body:     string(data[m[4]:m[5]]),
+		})
+	}
+	return found
+}
+
+func TestConfigurationExamplesLoad(t *testing.T) {
+	for _, document := range documents {
+		checked := 0
+		for _, ex := range examples(t, document) {
+			if !strings.Contains(ex.body, "kind: PodAdmissionConfiguration") {
+				continue
+			}
+			checked++
+			t.Run(ex.document+":"+strconv.Itoa(ex.line), func(t *testing.T) {
+				// The kubelet's loader refuses files that are not root-owned
+				// or are writable by others, so write it like a node image.
+				dir := t.TempDir()
+				require.NoError(t, os.Chmod(dir, 0o755))
+				path := filepath.Join(dir, "10-example.yaml")
+				require.NoError(t, os.WriteFile(path, []byte(ex.body), 0o644))
+				cfg, err := podadmission.LoadConfig(path)
+				require.NoError(t, err, "%s line %d: the example does not load", ex.document, ex.line)
+				assert.NotEmpty(t, cfg.Plugins)
+			})
+		}
+		assert.NotZero(t, checked, "%s has no PodAdmissionConfiguration example", document)
+	}
+}
+
+func TestProtocolExamplesDecode(t *testing.T) {
+	for _, document := range documents {
+		for _, ex := range examples(t, document) {
+			if ex.lang != "json" || !strings.Contains(ex.body, `"kind": "PodAdmissionRequest"`) {
+				continue
+			}
+			t.Run(ex.document+":"+strconv.Itoa(ex.line), func(t *testing.T) {
+				req, err := podadmissionv1alpha1.DecodeRequest([]byte(ex.body))
+				require.NoError(t, err, "%s line %d", ex.document, ex.line)
+				assert.NotNil(t, req.Pod)
+			})
+		}
+	}
+}
