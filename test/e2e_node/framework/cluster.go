@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sys/unix"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 )
@@ -26,6 +27,8 @@ type Options struct {
 	NodeName string
 	// Kubelet is how the kubelet is started first.
 	Kubelet KubeletOptions
+	// LockWait is how long to wait for another run on the machine to end.
+	LockWait time.Duration
 }
 
 // Cluster is a running one-node cluster.
@@ -51,7 +54,6 @@ type Cluster struct {
 // Up brings the cluster up. On error everything started is torn down
 // again and the error says which component failed and where its log is.
 func Up(ctx context.Context, opts Options) (*Cluster, error) {
-	start := time.Now()
 	if os.Geteuid() != 0 {
 		return nil, errors.New("the node e2e cluster runs a kubelet and a container runtime: run it as root")
 	}
@@ -59,10 +61,12 @@ func Up(ctx context.Context, opts Options) (*Cluster, error) {
 	if err := bins.check(bins.Kubelet, bins.APIServer, bins.ControllerManager, bins.Scheduler, bins.Etcd, bins.CRIRecorder, bins.FakeRuntime, bins.PauseImage, bins.WorkloadImage); err != nil {
 		return nil, err
 	}
-	lock, err := acquireMachineLock()
+	lock, err := acquireMachineLock(opts.LockWait)
 	if err != nil {
 		return nil, err
 	}
+	// Start-up is timed from here: waiting for another run is not part of it.
+	start := time.Now()
 	c := &Cluster{Options: opts, Binaries: bins, lock: lock}
 	if err := c.up(ctx); err != nil {
 		c.Down()
@@ -214,9 +218,15 @@ func (c *Cluster) Down() {
 
 // CleanupStale cleans up after a run that died without its teardown (for
 // example one killed with SIGKILL), from the host snapshot it left in the
-// state directory. It fails if a run is still alive.
+// state directory. While another run is alive it does nothing: that run
+// owns the state directory, and cleaned up after earlier runs when it
+// started.
 func CleanupStale() error {
-	lock, err := acquireMachineLock()
+	lock, holder, err := tryMachineLock()
+	if errors.Is(err, unix.EWOULDBLOCK) {
+		klog.InfoS("Another node e2e run is active; leaving the machine to it", "holder", holder)
+		return nil
+	}
 	if err != nil {
 		return err
 	}

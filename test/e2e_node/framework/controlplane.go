@@ -173,10 +173,12 @@ func (cp *ControlPlane) start(ctx context.Context, spec ProcessSpec, ready func(
 // Processes lists the running components, in start order.
 func (cp *ControlPlane) Processes() []*Process { return cp.processes }
 
-// stop stops the components in reverse start order.
+// stop stops the components in reverse start order. The grace is short:
+// the apiserver would otherwise wait for the harness's own open watches,
+// and nothing of the cluster outlives the run.
 func (cp *ControlPlane) stop() {
 	for i := len(cp.processes) - 1; i >= 0; i-- {
-		cp.processes[i].Stop(15 * time.Second)
+		cp.processes[i].Stop(3 * time.Second)
 	}
 }
 

@@ -149,8 +149,34 @@ func cleanupHost(snapshot *hostSnapshot) error {
 			errs = append(errs, err)
 		}
 	}
+	if left := leftovers(); len(left) > 0 {
+		errs = append(errs, fmt.Errorf("left behind: %s", strings.Join(left, "; ")))
+	}
 	klog.InfoS("Host cleaned up", "took", time.Since(start).Round(time.Millisecond), "errors", len(errs))
 	return errors.Join(errs...)
+}
+
+// leftovers lists what of a run is still on the machine: its directories,
+// processes, mounts and the CNI bridge.
+func leftovers() []string {
+	var left []string
+	for _, dir := range []string{StateRoot, SocketRoot} {
+		if _, err := os.Lstat(dir); err == nil {
+			left = append(left, "directory "+dir)
+		}
+	}
+	for _, pid := range ourProcesses([]string{StateRoot, SocketRoot}, nil) {
+		left = append(left, fmt.Sprintf("process %d (%s)", pid, strings.TrimSpace(cmdline(pid))))
+	}
+	if points, err := mountPointsUnder([]string{StateRoot, SocketRoot}); err == nil {
+		for _, mp := range points {
+			left = append(left, "mount "+mp)
+		}
+	}
+	if _, err := os.Stat(filepath.Join("/sys/class/net", cniBridgeName)); err == nil {
+		left = append(left, "network link "+cniBridgeName)
+	}
+	return left
 }
 
 // killProcesses kills every process whose command line names one of the

@@ -8,8 +8,10 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
+	"k8s.io/klog/v2"
 )
 
 // machineLock makes sure only one node e2e cluster runs on the machine:
@@ -18,29 +20,61 @@ type machineLock struct {
 	file *os.File
 }
 
-func acquireMachineLock() (*machineLock, error) {
+// acquireMachineLock takes the lock, waiting up to wait for another run to
+// finish.
+func acquireMachineLock(wait time.Duration) (*machineLock, error) {
+	deadline := time.Now().Add(wait)
+	logged := false
+	for {
+		l, holder, err := tryMachineLock()
+		if err == nil || !errors.Is(err, unix.EWOULDBLOCK) {
+			return l, err
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("another node e2e run holds %s (%s); only one may run per machine (waited %s)", lockPath, holder, wait)
+		}
+		if !logged {
+			klog.InfoS("Waiting for another node e2e run to finish", "lock", lockPath, "holder", holder, "upTo", wait)
+			logged = true
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+func tryMachineLock() (*machineLock, string, error) {
 	f, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		holder, _ := os.ReadFile(lockPath)
 		f.Close()
-		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, fmt.Errorf("another node e2e run holds %s (%s); only one may run per machine", lockPath, strings.TrimSpace(string(holder)))
-		}
-		return nil, err
+		return nil, strings.TrimSpace(string(holder)), err
+	}
+	// The previous holder removes the file before unlocking; if it did so
+	// after we opened it, we hold a lock on a deleted file: start again.
+	if info, err := os.Stat(lockPath); err != nil || !os.SameFile(info, mustStat(f)) {
+		f.Close()
+		return nil, "", unix.EWOULDBLOCK
 	}
 	if err := f.Truncate(0); err != nil {
 		f.Close()
-		return nil, err
+		return nil, "", err
 	}
 	desc := "pid " + strconv.Itoa(os.Getpid()) + ": " + strings.Join(os.Args, " ")
 	if _, err := f.WriteAt([]byte(desc+"\n"), 0); err != nil {
 		f.Close()
-		return nil, err
+		return nil, "", err
 	}
-	return &machineLock{file: f}, nil
+	return &machineLock{file: f}, "", nil
+}
+
+func mustStat(f *os.File) os.FileInfo {
+	info, err := f.Stat()
+	if err != nil {
+		return nil
+	}
+	return info
 }
 
 // release removes the lock file while still holding the lock, so nothing

@@ -20,6 +20,7 @@ var (
 	binDirFlag    = flag.String("e2e.bin-dir", envOr("E2E_BIN_DIR", "_output/bin"), "directory with the kubelet, control plane and harness binaries")
 	artifactsFlag = flag.String("e2e.artifacts", envOr("E2E_ARTIFACTS", "_output/e2e"), "directory to create the run's artifacts directory in")
 	nodeNameFlag  = flag.String("e2e.node-name", "podadmission-e2e-node", "name of the kubelet's node")
+	lockWaitFlag  = flag.Duration("e2e.lock-wait", 30*time.Minute, "how long to wait for another node e2e run on this machine to end")
 )
 
 func flagSet(name string) bool {
@@ -48,6 +49,7 @@ func OptionsFromFlags(kubelet KubeletOptions) (Options, error) {
 		ArtifactsRoot: *artifactsFlag,
 		NodeName:      *nodeNameFlag,
 		Kubelet:       kubelet,
+		LockWait:      *lockWaitFlag,
 	}, nil
 }
 
@@ -67,6 +69,10 @@ func RunSuite(m *testing.M, kubelet KubeletOptions, suite *Suite) int {
 	// parallel; the default (GOMAXPROCS, 2 here) would run them in turn.
 	if !flagSet("test.parallel") {
 		_ = flag.Set("test.parallel", "32")
+	}
+	// Listing the tests needs no cluster.
+	if f := flag.Lookup("test.list"); f != nil && f.Value.String() != "" {
+		return m.Run()
 	}
 	opts, err := OptionsFromFlags(kubelet)
 	if err != nil {

@@ -4,10 +4,154 @@ package main
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	configv1alpha1 "github.com/podadmission/podadmission/pkg/apis/config/v1alpha1"
+	"github.com/podadmission/podadmission/test/e2e_node/crirecord"
+	"github.com/podadmission/podadmission/test/e2e_node/framework"
 )
 
-// demo shows a pod held by a plugin and then admitted.
+const (
+	demoPlugin    = "demo-gate"
+	demoNamespace = "demo"
+	demoReason    = "MaintenanceWindow"
+	demoHold      = 15 * time.Second
+)
+
+// demo brings the cluster up with the drop-in kubelet and a plugin, shows
+// a ReplicaSet's pod held Pending by the plugin without the ReplicaSet
+// creating more pods, opens the plugin's gate, shows the pod running, and
+// keeps the cluster until Ctrl-C.
 func demo(ctx context.Context) error {
-	return errors.New("demo: not built yet: it needs the patched kubelet and the test plugin")
+	opts, err := framework.OptionsFromFlags(framework.KubeletOptions{})
+	if err != nil {
+		return err
+	}
+	step("Bringing up a one-node cluster (%s runtime) around %s/kubelet", opts.Runtime, opts.BinDir)
+	c, err := framework.Up(ctx, opts)
+	if err != nil {
+		return err
+	}
+	framework.TearDownOnInterrupt(c.Down)
+	defer c.Down()
+	step("Cluster up in %s; logs and artifacts in %s", c.StartupTime.Round(time.Millisecond), c.Layout.Artifacts)
+	if err := c.Kubelet.SupportsPodAdmission(); err != nil {
+		return err
+	}
+
+	decision := c.PluginFile(demoPlugin + ".decision")
+	if err := framework.SetDecision(decision, "deny "+demoReason+" the node is in a maintenance window; new pods wait until it ends"); err != nil {
+		return err
+	}
+	plugin := configv1alpha1.PluginConfig{
+		Name:  demoPlugin,
+		Type:  configv1alpha1.ExecPluginType,
+		Args:  []string{"--decision-file=" + decision, "--retry-after=1s"},
+		Match: &configv1alpha1.PodMatch{Namespaces: []string{demoNamespace}},
+	}
+	if err := c.InstallExecPlugin(demoPlugin); err != nil {
+		return err
+	}
+	if err := c.WritePluginConfig("10-demo.yaml", plugin); err != nil {
+		return err
+	}
+	cfg, _ := os.ReadFile(c.Layout.ArtifactPath("pod-admission/10-demo.yaml"))
+	step("Plugin configuration %s/10-demo.yaml:\n%s", c.Kubelet.PluginConfigDir, indent(cfg))
+	step("Restarting the kubelet with --feature-gates=%s=true --pod-admission-plugin-config --pod-admission-plugin-bin-dir", framework.PodAdmissionFeatureGate)
+	if _, err := c.EnsureKubelet(ctx, framework.KubeletOptions{PodAdmission: true, PluginFlags: true}); err != nil {
+		return err
+	}
+
+	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: demoNamespace}}, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	if err := waitDefaultServiceAccount(ctx, c); err != nil {
+		return err
+	}
+	counter, err := framework.CountPods(ctx, c.Client, demoNamespace)
+	if err != nil {
+		return err
+	}
+	defer counter.Stop()
+	step("Creating ReplicaSet %s/web (1 replica) while the plugin denies pods", demoNamespace)
+	if _, err := c.Client.AppsV1().ReplicaSets(demoNamespace).Create(ctx, c.NewReplicaSet(demoNamespace, "web", 1, map[string]string{"app": "web"}), metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	held := time.Now()
+	for time.Since(held) < demoHold {
+		time.Sleep(3 * time.Second)
+		showPods(counter)
+	}
+	pods := counter.Pods()
+	if len(pods) == 0 {
+		return fmt.Errorf("the ReplicaSet created no pod")
+	}
+	showEvents(ctx, c, pods[0])
+	calls, err := crirecord.ReadJournal(c.CRIJournal())
+	if err != nil {
+		return err
+	}
+	sandboxes := len(crirecord.Filter(calls, "RunPodSandbox", string(pods[0].UID)))
+	step("The ReplicaSet created %d pod in %s; it is held Pending and the runtime created %d sandboxes for it", counter.Created(), demoHold, sandboxes)
+
+	step("Ending the maintenance window: the plugin now allows pods")
+	opened := time.Now()
+	if err := framework.SetDecision(decision, "allow"); err != nil {
+		return err
+	}
+	pod, at, err := framework.WaitForPod(ctx, c.Client, demoNamespace, pods[0].Name, 2*time.Minute, framework.PodRunning)
+	if err != nil {
+		return err
+	}
+	step("Pod %s is Running %s after the plugin allowed it (node %s)", pod.Name, at.Sub(opened).Round(time.Millisecond), pod.Spec.NodeName)
+	showPods(counter)
+
+	step("The cluster keeps running. kubeconfig: %s\n    Plugin decision file: %s (write \"deny <Reason> <message>\" or \"allow\")\n    Press Ctrl-C to tear everything down.", c.ControlPlane.AdminKubeconfig, decision)
+	<-ctx.Done()
+	return nil
+}
+
+func waitDefaultServiceAccount(ctx context.Context, c *framework.Cluster) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := c.Client.CoreV1().ServiceAccounts(demoNamespace).Get(ctx, "default", metav1.GetOptions{}); err == nil {
+			return nil
+		} else if time.Now().After(deadline) {
+			return fmt.Errorf("namespace %s has no default service account: %w", demoNamespace, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func showPods(counter *framework.PodCounter) {
+	fmt.Printf("    %-28s %-10s %-20s %s\n", "POD", "PHASE", "REASON", "MESSAGE")
+	for _, p := range counter.Pods() {
+		fmt.Printf("    %-28s %-10s %-20s %s\n", p.Name, p.Status.Phase, p.Status.Reason, p.Status.Message)
+	}
+}
+
+func showEvents(ctx context.Context, c *framework.Cluster, pod *corev1.Pod) {
+	events, err := c.Client.CoreV1().Events(pod.Namespace).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.uid=" + string(pod.UID)})
+	if err != nil {
+		return
+	}
+	fmt.Printf("    events of %s:\n", pod.Name)
+	for _, e := range events.Items {
+		fmt.Printf("      %-8s %-20s %s\n", e.Type, e.Reason, e.Message)
+	}
+}
+
+func step(format string, args ...any) {
+	fmt.Printf("\n==> %s %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
+
+func indent(b []byte) string {
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return "    " + strings.Join(lines, "\n    ")
 }
