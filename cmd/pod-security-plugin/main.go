@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	"github.com/podadmission/podadmission/pkg/plugin/execplugin"
 )
 
 func main() {
@@ -25,9 +27,9 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	if err := handleExec(p.admit, os.Stdin, os.Stdout); err != nil {
-		fail(err)
-	}
+	// execplugin, not the whole SDK: this process starts for every pod, and
+	// the SDK's GRPC server would add its package initialisation to each.
+	execplugin.Run(p.handle)
 }
 
 func flagNames(fs *pflag.FlagSet) string {

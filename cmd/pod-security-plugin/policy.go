@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+
 	"fmt"
 	"unicode/utf8"
 
@@ -46,6 +48,11 @@ func newPodSecurityPolicy(o *options) (*podSecurityPolicy, error) {
 }
 
 // admit decides on one request.
+// handle is admit as an execplugin.Handler: the policy always decides.
+func (p *podSecurityPolicy) handle(_ context.Context, req *podadmissionv1alpha1.PodAdmissionRequest) (*podadmissionv1alpha1.PodAdmissionResponse, error) {
+	return p.admit(req), nil
+}
+
 func (p *podSecurityPolicy) admit(req *podadmissionv1alpha1.PodAdmissionRequest) *podadmissionv1alpha1.PodAdmissionResponse {
 	pod := req.Pod
 	switch {

@@ -17,6 +17,7 @@ import (
 
 	pb "github.com/podadmission/podadmission/pkg/apis/podadmission/grpc/v1alpha1"
 	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
+	"github.com/podadmission/podadmission/pkg/plugin/execplugin"
 )
 
 const (
@@ -169,7 +170,7 @@ func (svc *service) Admit(ctx context.Context, in *pb.AdmitRequest) (*pb.AdmitRe
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
-	resp, err := answer(ctx, svc.server.handler, req)
+	resp, err := execplugin.Respond(ctx, svc.server.handler, req)
 	if err != nil {
 		// The kubelet gave up: say so in its terms, whatever the handler
 		// made of it.

@@ -1,13 +1,13 @@
 package plugin
 
 import (
-	"context"
 	"math"
 	"time"
 
 	"k8s.io/utils/ptr"
 
 	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
+	"github.com/podadmission/podadmission/pkg/plugin/execplugin"
 )
 
 // Request is what the kubelet asks: may this pod start on this node?
@@ -21,7 +21,7 @@ type Response = podadmissionv1alpha1.PodAdmissionResponse
 // cannot decide; the error is reported to the kubelet, which applies the
 // plugin's failurePolicy. ctx ends when the kubelet gives up on the call.
 // A GRPC plugin calls its handler concurrently.
-type Handler func(ctx context.Context, req *Request) (*Response, error)
+type Handler = execplugin.Handler
 
 // Allow admits the pod.
 func Allow() *Response {
@@ -42,21 +42,4 @@ func DenyRetryAfter(reason, message string, after time.Duration) *Response {
 	seconds := math.Ceil(after.Seconds())
 	resp.RetryAfterSeconds = ptr.To(int32(min(max(seconds, 0), math.MaxInt32)))
 	return resp
-}
-
-// answer runs h on req and returns its response ready to send: a copy with
-// the envelope (apiVersion, kind, uid) filled in from req.
-func answer(ctx context.Context, h Handler, req *Request) (*Response, error) {
-	resp, err := h(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	if resp == nil {
-		return nil, errNoResponse
-	}
-	r := *resp
-	r.APIVersion = req.APIVersion
-	r.Kind = podadmissionv1alpha1.PodAdmissionResponseKind
-	r.UID = req.UID
-	return &r, nil
 }
