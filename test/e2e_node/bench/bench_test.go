@@ -23,6 +23,7 @@ var (
 	thrashWindow = flag.Duration("e2e.thrash-window", 120*time.Second, "window in which controller pod creations are counted")
 	holdWindow   = flag.Duration("e2e.hold-window", 5*time.Minute, "how long 100 held pods and 100 running pods are measured")
 	burstPods    = flag.Int("e2e.burst-pods", 110, "pods in the burst benchmark (the kubelet's default maxPods)")
+	burstRounds  = flag.Int("e2e.burst-rounds", 3, "bursts with and without the plugin, alternating")
 	gatePods     = flag.Int("e2e.gate-pods", 50, "held pods in the gate-open benchmark")
 	costPods     = flag.Int("e2e.cost-pods", 100, "pods held, then run, in the cost benchmark")
 )
@@ -98,28 +99,38 @@ func TestBenchGateOpen(t *testing.T) {
 		latencies = append(latencies, at.Sub(opened))
 	}
 	suite.Figure(t, "held pods", float64(len(uids)), "pods")
-	suite.Duration(t, "gate open to Running p50", framework.Percentile(latencies, 50))
-	suite.Duration(t, "gate open to Running p99", framework.Percentile(latencies, 99))
+	suite.Duration(t, "GRPC push to Running p50", framework.Percentile(latencies, 50))
+	suite.Duration(t, "GRPC push to Running p99", framework.Percentile(latencies, 99))
 }
 
 // TestBenchBurst times a burst of pods to all Running on the kubelet as
-// upstream runs it, then with the gate on and an Exec plugin that admits
-// every pod.
+// upstream runs it, and with the gate on and an Exec plugin that admits
+// every pod; rounds alternate between the two and the medians are
+// compared, so drift on a shared machine hits both alike.
 func TestBenchBurst(t *testing.T) {
-	var took [2]time.Duration
-	for i, mode := range []struct {
+	modes := []struct {
 		name    string
 		kubelet framework.KubeletOptions
 		plugin  string
 	}{
 		{"without plugin", noPluginKubelet, "none"},
 		{"with Exec plugin", pluginKubelet, pluginAllow},
-	} {
-		useKubelet(t, mode.kubelet)
-		took[i] = burst(t, mode.plugin)
-		suite.Duration(t, fmt.Sprintf("%d pods to Running, %s", *burstPods, mode.name), took[i])
 	}
-	suite.Figure(t, "with/without ratio", took[1].Seconds()/took[0].Seconds(), "x")
+	took := make([][]time.Duration, len(modes))
+	for round := range *burstRounds {
+		for i, mode := range modes {
+			useKubelet(t, mode.kubelet)
+			d := burst(t, mode.plugin)
+			t.Logf("round %d, %s: %d pods to Running in %s", round+1, mode.name, *burstPods, d.Round(time.Millisecond))
+			took[i] = append(took[i], d)
+		}
+	}
+	medians := make([]time.Duration, len(modes))
+	for i, mode := range modes {
+		medians[i] = framework.Percentile(took[i], 50)
+		suite.Duration(t, fmt.Sprintf("%d pods to Running, %s (median of %d)", *burstPods, mode.name, *burstRounds), medians[i])
+	}
+	suite.Figure(t, "with/without ratio", medians[1].Seconds()/medians[0].Seconds(), "x")
 }
 
 func burst(t *testing.T, plugin string) time.Duration {

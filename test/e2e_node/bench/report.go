@@ -25,12 +25,12 @@ func writeReport(path, command string) error {
 		command, time.Now().UTC().Format("2006-01-02"), c.Layout.RunID,
 		strings.TrimSpace(string(version)), runtime.NumCPU(), runtime.GOARCH, c.StartupTime.Seconds())
 	fmt.Fprintf(&b, "Pods use a local workload image; the plugins are test/testplugin, Exec unless marked GRPC.\n\n")
-	fmt.Fprintf(&b, "| Benchmark | Measure | Value |\n|---|---|---:|\n")
-	for _, f := range suite.Figures.All() {
+	fmt.Fprintf(&b, "| Benchmark | Measure | Value | Goal |\n|---|---|---:|---|\n")
+	for _, f := range suite.Figures.InOrder() {
 		if !strings.HasPrefix(f.Test, "TestBench") {
 			continue
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s |\n", strings.TrimPrefix(f.Test, "TestBench"), f.Name, formatValue(f))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", benchmarkNames[f.Test], f.Name, formatValue(f), goal(f.Name))
 	}
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
@@ -44,4 +44,25 @@ func formatValue(f framework.Figure) string {
 	default:
 		return fmt.Sprintf("%.0f %s", f.Value, f.Unit)
 	}
+}
+
+// benchmarkNames are the report's names of the benchmark tests.
+var benchmarkNames = map[string]string{
+	"TestBenchControllerThrash": "Controller pods in a window",
+	"TestBenchGateOpen":         "Gate opens (GRPC push)",
+	"TestBenchBurst":            "Pod burst",
+	"TestBenchHoldCost":         "Cost of held pods",
+}
+
+// goal is the goal for a measure, if it sets one.
+func goal(measure string) string {
+	switch {
+	case strings.Contains(measure, "soft: pods created"):
+		return "1 pod"
+	case strings.Contains(measure, "push to Running p99"):
+		return "<= 1.5 s"
+	case strings.Contains(measure, "with/without ratio"):
+		return "<= 1.05"
+	}
+	return ""
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -235,6 +236,15 @@ func CleanupStale() error {
 }
 
 func cleanupStale() error {
+	_, stateErr := os.Stat(StateRoot)
+	_, socketErr := os.Stat(SocketRoot)
+	if stateErr != nil && socketErr != nil {
+		if left := leftovers(); len(left) > 0 {
+			return fmt.Errorf("no earlier run's state, but left behind: %s", strings.Join(left, "; "))
+		}
+		klog.InfoS("Nothing left by an earlier run")
+		return nil
+	}
 	snapshot, err := loadHostSnapshot()
 	if err != nil {
 		klog.InfoS("No host snapshot from the earlier run; keeping every fixed host path", "err", err)

@@ -53,6 +53,13 @@ func (f *Figures) All() []Figure {
 	return out
 }
 
+// InOrder returns the figures in the order they were recorded.
+func (f *Figures) InOrder() []Figure {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Figure(nil), f.items...)
+}
+
 // Print writes the figures as a table.
 func (f *Figures) Print(w io.Writer) {
 	fmt.Fprintln(w, "=== measured figures")
