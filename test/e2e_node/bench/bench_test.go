@@ -101,6 +101,22 @@ func TestBenchGateOpen(t *testing.T) {
 	suite.Figure(t, "held pods", float64(len(uids)), "pods")
 	suite.Duration(t, "GRPC push to Running p50", framework.Percentile(latencies, 50))
 	suite.Duration(t, "GRPC push to Running p99", framework.Percentile(latencies, 99))
+
+	// The figure includes starting the pods: the same number of pods
+	// created at once with no plugin is the runtime's share.
+	reference := suite.Namespace(t, ctx)
+	refCounter, err := framework.CountPods(ctx, c.Client, reference)
+	require.NoError(t, err)
+	defer refCounter.Stop()
+	start := time.Now()
+	refUIDs := createPods(t, ctx, reference, *gatePods, "none")
+	require.Eventually(t, func() bool { return countPods(refCounter, framework.PodRunning) == len(refUIDs) }, 5*time.Minute, 50*time.Millisecond)
+	var startup []time.Duration
+	for _, uid := range refUIDs {
+		at, _ := refCounter.RunningAt(uid)
+		startup = append(startup, at.Sub(start))
+	}
+	suite.Duration(t, "reference: create to Running p99, no plugin", framework.Percentile(startup, 99))
 }
 
 // TestBenchBurst times a burst of pods to all Running on the kubelet as

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -52,7 +54,8 @@ type Cluster struct {
 	downOnce  sync.Once
 }
 
-// Up brings the cluster up. On error everything started is torn down
+// Up brings the cluster up. On error, or when ctx ends (use
+// UpUntilInterrupted to end it on Ctrl-C), everything started is torn down
 // again and the error says which component failed and where its log is.
 func Up(ctx context.Context, opts Options) (*Cluster, error) {
 	if os.Geteuid() != 0 {
@@ -62,7 +65,7 @@ func Up(ctx context.Context, opts Options) (*Cluster, error) {
 	if err := bins.check(bins.Kubelet, bins.APIServer, bins.ControllerManager, bins.Scheduler, bins.Etcd, bins.CRIRecorder, bins.FakeRuntime, bins.PauseImage, bins.WorkloadImage); err != nil {
 		return nil, err
 	}
-	lock, err := acquireMachineLock(opts.LockWait)
+	lock, err := acquireMachineLock(ctx, opts.LockWait)
 	if err != nil {
 		return nil, err
 	}
@@ -132,15 +135,30 @@ func (c *Cluster) up(ctx context.Context) error {
 	return nil
 }
 
+// UpUntilInterrupted is Up, with a Ctrl-C, SIGTERM or SIGHUP during start-up
+// ending it (and tearing down what was started), and with the same signals
+// tearing the cluster down once it is up (see TearDownOnInterrupt).
+func UpUntilInterrupted(ctx context.Context, opts Options) (*Cluster, error) {
+	upCtx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	c, err := Up(upCtx, opts)
+	stop()
+	if err != nil {
+		return nil, err
+	}
+	TearDownOnInterrupt(c.Down)
+	return c, nil
+}
+
 // StartKubelet starts the kubelet with opts and waits until the node is
 // Ready.
 func (c *Cluster) StartKubelet(ctx context.Context, opts KubeletOptions) error {
+	start := time.Now()
 	if err := c.Kubelet.start(ctx, opts); err != nil {
 		return fmt.Errorf("kubelet: %w", err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	return c.Kubelet.process.WaitReady(ctx, c.nodeReady)
+	return c.Kubelet.process.WaitReady(ctx, c.nodeReadySince(start))
 }
 
 // StopKubelet stops the kubelet; pods keep running in the runtime.

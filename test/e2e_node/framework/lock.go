@@ -3,6 +3,7 @@
 package framework
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -21,8 +22,8 @@ type machineLock struct {
 }
 
 // acquireMachineLock takes the lock, waiting up to wait for another run to
-// finish.
-func acquireMachineLock(wait time.Duration) (*machineLock, error) {
+// finish, or until ctx ends.
+func acquireMachineLock(ctx context.Context, wait time.Duration) (*machineLock, error) {
 	deadline := time.Now().Add(wait)
 	logged := false
 	for {
@@ -37,7 +38,11 @@ func acquireMachineLock(wait time.Duration) (*machineLock, error) {
 			klog.InfoS("Waiting for another node e2e run to finish", "lock", lockPath, "holder", holder, "upTo", wait)
 			logged = true
 		}
-		time.Sleep(time.Second)
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("waiting for the machine lock: %w", ctx.Err())
+		case <-time.After(time.Second):
+		}
 	}
 }
 

@@ -105,7 +105,8 @@ func (p *Process) ExitError() error {
 }
 
 // Stop sends SIGTERM to the process group, and SIGKILL if it has not
-// exited within grace. It returns once the process has exited.
+// exited within grace. It returns once the process has exited; anything it
+// left running is found by the teardown's sweep of the run's processes.
 func (p *Process) Stop(grace time.Duration) {
 	if !p.Running() {
 		return
@@ -119,8 +120,6 @@ func (p *Process) Stop(grace time.Duration) {
 		_ = syscall.Kill(-p.Pid(), syscall.SIGKILL)
 		<-p.exited
 	}
-	// Whatever else is left in the group goes too.
-	_ = syscall.Kill(-p.Pid(), syscall.SIGKILL)
 	klog.InfoS("Stopped", "component", p.Name, "took", time.Since(start).Round(time.Millisecond))
 }
 

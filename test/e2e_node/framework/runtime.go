@@ -24,7 +24,7 @@ const (
 type Runtime interface {
 	// Mode is ContainerdMode or FakeMode.
 	Mode() string
-	// Images are the sandbox (pause) image and the image test pods run.
+	// WorkloadImage is the image test pods run.
 	WorkloadImage() string
 	// configureKubelet adapts the kubelet configuration to the runtime.
 	configureKubelet(cfg *kubeletconfigv1beta1.KubeletConfiguration)

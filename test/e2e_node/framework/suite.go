@@ -79,13 +79,12 @@ func RunSuite(m *testing.M, kubelet KubeletOptions, suite *Suite) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	cluster, err := Up(context.Background(), opts)
+	cluster, err := UpUntilInterrupted(context.Background(), opts)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "FAIL: bringing the node e2e cluster up: %v\n", err)
 		return 1
 	}
 	suite.Cluster = cluster
-	TearDownOnInterrupt(cluster.Down)
 	suite.Figures.AddDuration("cluster", "startup ("+cluster.Options.Runtime+")", cluster.StartupTime)
 
 	start := time.Now()

@@ -34,11 +34,10 @@ func demo(ctx context.Context) error {
 		return err
 	}
 	step("Bringing up a one-node cluster (%s runtime) around %s/kubelet", opts.Runtime, opts.BinDir)
-	c, err := framework.Up(ctx, opts)
+	c, err := framework.UpUntilInterrupted(ctx, opts)
 	if err != nil {
 		return err
 	}
-	framework.TearDownOnInterrupt(c.Down)
 	defer c.Down()
 	step("Cluster up in %s; logs and artifacts in %s", c.StartupTime.Round(time.Millisecond), c.Layout.Artifacts)
 	if err := c.Kubelet.SupportsPodAdmission(); err != nil {

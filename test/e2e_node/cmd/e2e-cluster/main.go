@@ -58,11 +58,10 @@ func up(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	cluster, err := framework.Up(ctx, opts)
+	cluster, err := framework.UpUntilInterrupted(ctx, opts)
 	if err != nil {
 		return err
 	}
-	framework.TearDownOnInterrupt(cluster.Down)
 	fmt.Printf("cluster is up in %s\n  kubeconfig: %s\n  artifacts:  %s\nCtrl-C tears it down.\n",
 		cluster.StartupTime.Round(1e6), cluster.ControlPlane.AdminKubeconfig, cluster.Layout.Artifacts)
 	select {}
