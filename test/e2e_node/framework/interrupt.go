@@ -3,6 +3,7 @@
 package framework
 
 import (
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -20,7 +21,8 @@ func TearDownOnInterrupt(down func()) {
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	go func() {
 		sig := <-signals
-		klog.InfoS("Interrupted: tearing the cluster down, please wait", "signal", sig)
+		fmt.Fprintf(os.Stderr, "\n%s: tearing the cluster down, please wait\n", sig)
+		klog.InfoS("Interrupted: tearing the cluster down", "signal", sig)
 		go func() {
 			for s := range signals {
 				klog.InfoS("Still tearing down; ignoring signal", "signal", s)
@@ -28,6 +30,7 @@ func TearDownOnInterrupt(down func()) {
 		}()
 		down()
 		klog.Flush()
+		fmt.Fprintln(os.Stderr, "cluster is down")
 		os.Exit(128 + int(sig.(syscall.Signal)))
 	}()
 }

@@ -4,13 +4,16 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
 
 	configv1alpha1 "github.com/podadmission/podadmission/pkg/apis/config/v1alpha1"
 	"github.com/podadmission/podadmission/test/e2e_node/crirecord"
@@ -33,13 +36,17 @@ func demo(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	harnessLog, err := quietHarnessLog(opts.ArtifactsRoot)
+	if err != nil {
+		return err
+	}
 	step("Bringing up a one-node cluster (%s runtime) around %s/kubelet", opts.Runtime, opts.BinDir)
 	c, err := framework.UpUntilInterrupted(ctx, opts)
 	if err != nil {
 		return err
 	}
 	defer c.Down()
-	step("Cluster up in %s; logs and artifacts in %s", c.StartupTime.Round(time.Millisecond), c.Layout.Artifacts)
+	step("Cluster up in %s; component logs and artifacts in %s, harness log %s", c.StartupTime.Round(time.Millisecond), c.Layout.Artifacts, harnessLog)
 	if err := c.Kubelet.SupportsPodAdmission(); err != nil {
 		return err
 	}
@@ -82,10 +89,12 @@ func demo(ctx context.Context) error {
 	if _, err := c.Client.AppsV1().ReplicaSets(demoNamespace).Create(ctx, c.NewReplicaSet(demoNamespace, "web", 1, map[string]string{"app": "web"}), metav1.CreateOptions{}); err != nil {
 		return err
 	}
-	held := time.Now()
-	for time.Since(held) < demoHold {
-		time.Sleep(3 * time.Second)
-		showPods(counter)
+	created := time.Now()
+	time.Sleep(2 * time.Second)
+	showPods(counter)
+	for time.Since(created) < demoHold {
+		time.Sleep(5 * time.Second)
+		fmt.Printf("    +%2.0fs: the ReplicaSet has created %d pod(s) so far\n", time.Since(created).Seconds(), counter.Created())
 	}
 	pods := counter.Pods()
 	if len(pods) == 0 {
@@ -114,6 +123,26 @@ func demo(ctx context.Context) error {
 	step("The cluster keeps running. kubeconfig: %s\n    Plugin decision file: %s (write \"deny <Reason> <message>\" or \"allow\")\n    Press Ctrl-C to tear everything down.", c.ControlPlane.AdminKubeconfig, decision)
 	<-ctx.Done()
 	return nil
+}
+
+// quietHarnessLog sends the harness's own klog lines to a file, so the
+// demo's terminal shows the demo; errors still reach stderr.
+func quietHarnessLog(artifactsRoot string) (string, error) {
+	if err := os.MkdirAll(artifactsRoot, 0o755); err != nil {
+		return "", err
+	}
+	path := filepath.Join(artifactsRoot, "demo-harness.log")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return "", err
+	}
+	for name, value := range map[string]string{"logtostderr": "false", "alsologtostderr": "false", "stderrthreshold": "ERROR"} {
+		if err := flag.Set(name, value); err != nil {
+			return "", err
+		}
+	}
+	klog.SetOutput(f)
+	return path, nil
 }
 
 func waitDefaultServiceAccount(ctx context.Context, c *framework.Cluster) error {
