@@ -18,8 +18,12 @@ import (
 	"github.com/podadmission/podadmission/pkg/kubelet/podadmission"
 )
 
-// documents are checked for examples; each must have at least one.
+// documents are checked for examples.
 var documents = []string{"README.md", "KEP.md", "docs/plugins.md"}
+
+// configDocuments must show at least one configuration; docs/plugins.md
+// points at the files in examples/, which podadmctl's tests validate.
+var configDocuments = map[string]bool{"README.md": true, "KEP.md": true}
 
 var fencedBlock = regexp.MustCompile("(?ms)^```(yaml|json)\n(.*?)^```")
 
@@ -65,16 +69,20 @@ func TestConfigurationExamplesLoad(t *testing.T) {
 				assert.NotEmpty(t, cfg.Plugins)
 			})
 		}
-		assert.NotZero(t, checked, "%s has no PodAdmissionConfiguration example", document)
+		if configDocuments[document] {
+			assert.NotZero(t, checked, "%s has no PodAdmissionConfiguration example", document)
+		}
 	}
 }
 
 func TestProtocolExamplesDecode(t *testing.T) {
+	checked := 0
 	for _, document := range documents {
 		for _, ex := range examples(t, document) {
 			if ex.lang != "json" || !strings.Contains(ex.body, `"kind": "PodAdmissionRequest"`) {
 				continue
 			}
+			checked++
 			t.Run(ex.document+":"+strconv.Itoa(ex.line), func(t *testing.T) {
 				req, err := podadmissionv1alpha1.DecodeRequest([]byte(ex.body))
 				require.NoError(t, err, "%s line %d", ex.document, ex.line)
@@ -82,4 +90,5 @@ func TestProtocolExamplesDecode(t *testing.T) {
 			})
 		}
 	}
+	assert.NotZero(t, checked, "no PodAdmissionRequest example in %v", documents)
 }
