@@ -5,14 +5,17 @@ package framework
 import (
 	"archive/tar"
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"runtime"
+	"slices"
 	"time"
 )
 
@@ -138,4 +141,8 @@ func writeTar(buf *bytes.Buffer, files map[string][]byte, mode int64) error {
 		}
 	}
 	return tw.Close()
+}
+
+func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
+	return slices.Sorted(maps.Keys(m))
 }

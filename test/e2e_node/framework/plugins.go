@@ -5,7 +5,6 @@ package framework
 import (
 	"bufio"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,29 +37,11 @@ func PluginLabels(name string) map[string]string {
 // plugin bin dir as name (the kubelet runs <bin dir>/<plugin name>),
 // root-owned and 0755 as the trust checks demand.
 func (c *Cluster) InstallExecPlugin(name string) error {
-	src, err := os.Open(c.Binaries.TestPlugin)
+	binary, err := os.ReadFile(c.Binaries.TestPlugin)
 	if err != nil {
 		return fmt.Errorf("test plugin binary (make e2e-node-binaries builds it): %w", err)
 	}
-	defer src.Close()
-	dst := filepath.Join(c.Kubelet.PluginBinDir, name)
-	tmp, err := os.CreateTemp(filepath.Dir(c.Kubelet.PluginBinDir), "."+name+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := io.Copy(tmp, src); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o755); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), dst)
+	return writeFileAtomically(filepath.Join(c.Kubelet.PluginBinDir, name), binary, 0o755)
 }
 
 // RemovePluginBinary deletes an Exec plugin's executable.

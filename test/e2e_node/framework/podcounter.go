@@ -4,76 +4,99 @@ package framework
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
 )
 
 // PodCounter watches a namespace and remembers every pod that ever
 // existed in it, however briefly: the measure of controller thrash is the
 // number of pods a controller created, not how many exist at the end. It
 // also notes when each pod was first seen Running, on the watch event.
+//
+// It watches through an informer: on a busy machine the apiserver closes
+// watches whose client falls behind, and the informer resumes them from
+// the last resource version without losing an event.
 type PodCounter struct {
 	mu      sync.Mutex
 	pods    map[types.UID]*corev1.Pod
 	order   []types.UID
 	running map[types.UID]time.Time
-	cancel  context.CancelFunc
-	done    chan struct{}
-	err     error
+
+	cancel context.CancelFunc
+	done   chan struct{}
+	err    error
 }
 
-// CountPods starts watching namespace (from its current, empty state).
+// CountPods starts watching namespace and returns once the counter has
+// seen the namespace's current pods.
 func CountPods(ctx context.Context, client kubernetes.Interface, namespace string) (*PodCounter, error) {
-	list, err := client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, err
-	}
 	ctx, cancel := context.WithCancel(ctx)
-	w, err := client.CoreV1().Pods(namespace).Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
-	if err != nil {
+	c := &PodCounter{
+		pods:    map[types.UID]*corev1.Pod{},
+		running: map[types.UID]time.Time{},
+		cancel:  cancel,
+		done:    make(chan struct{}),
+	}
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			return client.CoreV1().Pods(namespace).List(ctx, opts)
+		},
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			return client.CoreV1().Pods(namespace).Watch(ctx, opts)
+		},
+	}
+	informer := cache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, cache.Indexers{})
+	if err := informer.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
+		// A watch the apiserver closed resumes from where it was; any
+		// other failure means a re-list, which can miss a short-lived pod.
+		if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+			c.mu.Lock()
+			c.err = fmt.Errorf("pod watch in %s: %w", namespace, err)
+			c.mu.Unlock()
+		}
+		cache.DefaultWatchErrorHandler(ctx, r, err)
+	}); err != nil {
 		cancel()
 		return nil, err
 	}
-	c := &PodCounter{pods: map[types.UID]*corev1.Pod{}, running: map[types.UID]time.Time{}, cancel: cancel, done: make(chan struct{})}
-	for i := range list.Items {
-		c.observe(&list.Items[i])
+	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.observe,
+		UpdateFunc: func(_, obj any) { c.observe(obj) },
+		DeleteFunc: c.observe,
+	}); err != nil {
+		cancel()
+		return nil, err
 	}
 	go func() {
 		defer close(c.done)
-		defer w.Stop()
-		for ev := range w.ResultChan() {
-			switch ev.Type {
-			case watch.Added, watch.Modified, watch.Deleted:
-				if p, ok := ev.Object.(*corev1.Pod); ok {
-					c.observe(p)
-				}
-			case watch.Error:
-				// Stop cancels the watch, which can end in an error event.
-				if ctx.Err() == nil {
-					c.mu.Lock()
-					c.err = fmt.Errorf("pod watch in %s failed: %v", namespace, ev.Object)
-					c.mu.Unlock()
-				}
-				return
-			}
-		}
-		if ctx.Err() == nil {
-			c.mu.Lock()
-			c.err = fmt.Errorf("pod watch in %s ended early", namespace)
-			c.mu.Unlock()
-		}
+		informer.RunWithContext(ctx)
 	}()
+	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
+		c.Stop()
+		return nil, fmt.Errorf("pod watch in %s did not sync: %w", namespace, ctx.Err())
+	}
 	return c, nil
 }
 
-func (c *PodCounter) observe(p *corev1.Pod) {
+func (c *PodCounter) observe(obj any) {
+	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
+	}
+	p, ok := obj.(*corev1.Pod)
+	if !ok {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, seen := c.pods[p.UID]; !seen {
@@ -99,8 +122,9 @@ func (c *PodCounter) Stop() {
 	<-c.done
 }
 
-// Err is why the watch ended early, if it did: counts after that are not
-// complete.
+// Err is the last watch failure that may have made the counter miss a
+// pod (a re-list after an error); a watch the apiserver merely closed and
+// the counter resumed is not one.
 func (c *PodCounter) Err() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -3,16 +3,9 @@
 package framework
 
 import (
-	"cmp"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 )
-
-func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
-	return slices.Sorted(maps.Keys(m))
-}
 
 // writeFileAtomically writes path through a temporary file next to its
 // directory (same filesystem, but outside the directory a watcher such as
