@@ -120,9 +120,9 @@ func TestBenchGateOpen(t *testing.T) {
 }
 
 // TestBenchBurst times a burst of pods to all Running on the kubelet as
-// upstream runs it, and with the gate on and an Exec plugin that admits
-// every pod; rounds alternate between the two and the medians are
-// compared, so drift on a shared machine hits both alike.
+// upstream runs it, and with the gate on and an Exec plugin, then a GRPC
+// plugin, that admits every pod; rounds alternate between the three and
+// the medians are compared, so drift on a shared machine hits all alike.
 func TestBenchBurst(t *testing.T) {
 	modes := []struct {
 		name    string
@@ -131,6 +131,7 @@ func TestBenchBurst(t *testing.T) {
 	}{
 		{"without plugin", noPluginKubelet, "none"},
 		{"with Exec plugin", pluginKubelet, pluginAllow},
+		{"with GRPC plugin", pluginKubelet, pluginAllowGRPC},
 	}
 	took := make([][]time.Duration, len(modes))
 	for round := range *burstRounds {
@@ -146,7 +147,8 @@ func TestBenchBurst(t *testing.T) {
 		medians[i] = framework.Percentile(took[i], 50)
 		suite.Duration(t, fmt.Sprintf("%d pods to Running, %s (median of %d)", *burstPods, mode.name, *burstRounds), medians[i])
 	}
-	suite.Figure(t, "with/without ratio", medians[1].Seconds()/medians[0].Seconds(), "x")
+	suite.Figure(t, "Exec with/without ratio", medians[1].Seconds()/medians[0].Seconds(), "x")
+	suite.Figure(t, "GRPC with/without ratio", medians[2].Seconds()/medians[0].Seconds(), "x")
 }
 
 func burst(t *testing.T, plugin string) time.Duration {

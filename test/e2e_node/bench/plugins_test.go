@@ -20,7 +20,9 @@ const (
 	pluginHard  = "bench-hard"
 	pluginGRPC  = "bench-grpc"
 	pluginAllow = "bench-allow"
-	pluginHold  = "bench-hold"
+	// pluginAllowGRPC admits every pod, as a GRPC daemon.
+	pluginAllowGRPC = "bench-allow-grpc"
+	pluginHold      = "bench-hold"
 )
 
 const (
@@ -73,11 +75,16 @@ func installPlugins(c *framework.Cluster) error {
 	if err != nil {
 		return err
 	}
+	allowEndpoint, err := c.StartGRPCPlugin(context.Background(), pluginAllowGRPC, "--mode=allow")
+	if err != nil {
+		return err
+	}
 	plugins := []configv1alpha1.PluginConfig{
 		execPlugin(c, pluginSoft, "--mode=deny", "--reason="+reasonSoft),
 		hard,
 		{Name: pluginGRPC, Type: configv1alpha1.GRPCPluginType, Endpoint: endpoint, Match: framework.MatchPluginLabel(pluginGRPC)},
 		execPlugin(c, pluginAllow, "--mode=allow"),
+		{Name: pluginAllowGRPC, Type: configv1alpha1.GRPCPluginType, Endpoint: allowEndpoint, Match: framework.MatchPluginLabel(pluginAllowGRPC)},
 		execPlugin(c, pluginHold, "--mode=deny", "--reason="+reasonSoft),
 	}
 	for _, p := range plugins {
