@@ -47,12 +47,12 @@ verify-e2e-node: ## go vet the node e2e code (it builds only with -tags e2e_node
 # The recipe cleans up even when the suite failed or was killed, and keeps
 # the suite's exit status.
 .PHONY: test-e2e-node
-test-e2e-node: kubelet e2e-binaries e2e-node-binaries e2e-host-deps ## Node e2e suite against the drop-in kubelet (E2E_RUNTIME=containerd|fake).
+test-e2e-node: kubelet e2e-binaries e2e-node-binaries plugins e2e-host-deps ## Node e2e suite against the drop-in kubelet (E2E_RUNTIME=containerd|fake).
 	@rc=0; $(E2E_BIN)/e2e_node.test -test.v -test.timeout=$(E2E_TIMEOUT) $(E2E_SUITE_FLAGS) $(E2E_TEST_FLAGS) || rc=$$?; \
 	$(E2E_BIN)/e2e-cluster clean || rc=1; exit $$rc
 
 .PHONY: demo
-demo: kubelet e2e-binaries e2e-node-binaries e2e-host-deps ## One-node cluster: a plugin holds a pod, then admits it; runs until Ctrl-C.
+demo: kubelet e2e-binaries e2e-node-binaries plugins e2e-host-deps ## One-node cluster: a plugin holds a pod, then admits it; runs until Ctrl-C.
 	@rc=0; $(E2E_BIN)/e2e-cluster demo $(E2E_SUITE_FLAGS) || rc=$$?; \
 	$(E2E_BIN)/e2e-cluster clean || rc=1; exit $$rc
 
@@ -62,7 +62,7 @@ demo: kubelet e2e-binaries e2e-node-binaries e2e-host-deps ## One-node cluster: 
 E2E_BENCH_FLAGS ?=
 E2E_BENCH_REPORT := $(OUTPUT)/e2e/bench-$(E2E_RUNTIME).md
 .PHONY: bench-e2e
-bench-e2e: kubelet e2e-binaries e2e-node-binaries e2e-host-deps ## Node e2e benchmarks; rewrite the E2E_RUNTIME section of BENCHMARKS.md.
+bench-e2e: kubelet e2e-binaries e2e-node-binaries plugins e2e-host-deps ## Node e2e benchmarks; rewrite the E2E_RUNTIME section of BENCHMARKS.md.
 	@mkdir -p $(dir $(E2E_BENCH_REPORT)); rm -f $(E2E_BENCH_REPORT); rc=0; \
 	$(E2E_BIN)/e2e_node_bench.test -test.v -test.timeout=90m $(E2E_SUITE_FLAGS) \
 		-e2e.bench-report=$(E2E_BENCH_REPORT) -e2e.bench-command='make bench-e2e E2E_RUNTIME=$(E2E_RUNTIME)' $(E2E_BENCH_FLAGS) || rc=$$?; \
