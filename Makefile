@@ -59,7 +59,7 @@ $(addprefix $(BIN)/,$(E2E_UPSTREAM_BINARIES)): $(BIN)/%: $(STAMPS)/source $(STAM
 e2e-binaries: $(addprefix $(BIN)/,$(E2E_UPSTREAM_BINARIES)) ## Build the upstream control plane for the node e2e cluster.
 
 .PHONY: release
-release: kubelet ## Package the kubelet for node images in _output/release.
+release: kubelet cmd ## Package the kubelet (with podadmctl and pod-security-plugin) for node images in _output/release.
 	build/release.sh
 
 ##@ Development

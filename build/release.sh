@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # Packages the drop-in kubelet for node images:
 #   _output/release/kubelet-<version>-linux-amd64.tar.gz (+ .sha256)
-# holding the kubelet, its sha256, LICENSE, a sample plugin configuration
-# and a systemd drop-in that enables the feature gate. The tarball is
-# reproducible: fixed owner, mode and mtime (SOURCE_DATE_EPOCH), sorted.
+# holding the kubelet, its sha256, LICENSE, a systemd drop-in that enables
+# the feature gate, a sample plugin configuration with the plugin it names
+# (pod-security-plugin) and podadmctl to validate configurations on the node.
+# The tarball is reproducible: fixed owner, mode and mtime
+# (SOURCE_DATE_EPOCH), sorted.
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 kubelet=${OUTPUT_DIR}/bin/kubelet
-[[ -x "${kubelet}" ]] || die "${kubelet} does not exist; run make kubelet first"
+for bin in kubelet podadmctl pod-security-plugin; do
+  [[ -x "${OUTPUT_DIR}/bin/${bin}" ]] || die "${OUTPUT_DIR}/bin/${bin} does not exist; run make kubelet cmd first"
+done
 sample=${REPO_ROOT}/examples/pod-admission/10-pod-security.yaml
 [[ -f "${sample}" ]] || die "${sample} does not exist"
 
@@ -17,8 +21,9 @@ epoch=$("${REPO_ROOT}/build/version.sh" epoch)
 name=kubelet-${version}-linux-amd64
 stage=${OUTPUT_DIR}/release/${name}
 rm -rf "${stage}"
-mkdir -p "${stage}/pod-admission"
-cp "${kubelet}" "${kubelet}.sha256" "${stage}/"
+mkdir -p "${stage}/pod-admission" "${stage}/pod-admission-bin"
+cp "${kubelet}" "${kubelet}.sha256" "${OUTPUT_DIR}/bin/podadmctl" "${stage}/"
+cp "${OUTPUT_DIR}/bin/pod-security-plugin" "${stage}/pod-admission-bin/"
 cp "${REPO_ROOT}/LICENSE" "${stage}/"
 cp "${sample}" "${stage}/pod-admission/"
 cp "${REPO_ROOT}/build/release/10-podadmission.conf" "${stage}/"
