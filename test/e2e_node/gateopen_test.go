@@ -18,13 +18,18 @@ import (
 	"github.com/podadmission/podadmission/test/e2e_node/framework"
 )
 
-// gateOpenPods is how many held pods the gate-open latency is measured on.
-const gateOpenPods = 25
+// gateOpenPods is how many held pods are let go by one push in
+// TestGateOpens, and gatePushSamples how many pods TestGateOpensPerPod
+// measures one at a time (the issue asks for at least 20).
+const (
+	gateOpenPods    = 25
+	gatePushSamples = 20
+)
 
 // gateOpenP99Goal is the issue's goal for the time from a GRPC plugin's
 // re-evaluation push to the pod Running. It is reported, not asserted:
-// the time includes starting the pod, which is the runtime's (25 sandboxes
-// at once take containerd on two cores about 2 s).
+// the time includes starting the pod, which is the runtime's, and the
+// wait for the kubelet's 1 s sync tick (framework.Gate).
 const gateOpenP99Goal = 1500 * time.Millisecond
 
 // grpcGateRetryAfter is the retryAfterSeconds the GRPC gate answers with:
@@ -71,11 +76,13 @@ func startGRPCGate(c *framework.Cluster) error {
 	return nil
 }
 
-// TestGateOpens (issue 5, test 5): a GRPC plugin holds pods and asks not
-// to be asked again for a minute; then its decision changes and it pushes a
-// re-evaluation. Every pod must run within seconds, so the push, not the
-// retry time, admitted it. Measures the time from the push to Running for
-// each pod (goal: p99 <= 1.5 s).
+// TestGateOpens (issue 5, test 5, throughput): a GRPC plugin holds 25 pods
+// and asks not to be asked again for a minute; then its decision changes
+// and it pushes a re-evaluation of all of them. Every pod must run within
+// seconds, so the push, not the retry time, admitted it. The time from
+// the push to Running is mostly the runtime starting 25 pods at once,
+// which the same pods created with no plugin show; TestGateOpensPerPod
+// measures the latency of a push.
 func TestGateOpens(t *testing.T) {
 	usePluginKubelet(t, pluginKubelet)
 	ctx := testContext(t, 5*time.Minute)
@@ -127,15 +134,10 @@ func TestGateOpens(t *testing.T) {
 	t.Logf("gate opened at %s; first pod Running after %s, last after %s", opened.Format("15:04:05.000"),
 		framework.Percentile(latencies, 0).Round(time.Millisecond), framework.Percentile(latencies, 100).Round(time.Millisecond))
 	p50, p99 := framework.Percentile(latencies, 50), framework.Percentile(latencies, 99)
-	durationFigure(t, "gate open to Running p50", p50)
-	durationFigure(t, "gate open to Running p99", p99)
-	durationFigure(t, "gate open to Running max", framework.Percentile(latencies, 100))
-	// Starting the pods is part of the figure: compare with the reference.
-	if p99 <= gateOpenP99Goal {
-		t.Logf("goal met: p99 %s <= %s", p99.Round(time.Millisecond), gateOpenP99Goal)
-	} else {
-		t.Logf("goal MISSED: p99 %s > %s", p99.Round(time.Millisecond), gateOpenP99Goal)
-	}
+	// Starting the pods is most of the figure: compare with the reference.
+	durationFigure(t, "all at once: gate open to Running p50", p50)
+	durationFigure(t, "all at once: gate open to Running p99", p99)
+	durationFigure(t, "all at once: gate open to Running max", framework.Percentile(latencies, 100))
 
 	calls := criCalls(t)
 	for _, uid := range uids {
@@ -143,6 +145,51 @@ func TestGateOpens(t *testing.T) {
 	}
 	assert.Equal(t, gateOpenPods, counter.Created(), "pods ever created")
 	require.NoError(t, counter.Err())
+}
+
+// TestGateOpensPerPod (issue 5, test 5, latency): one pod at a time, the
+// GRPC plugin holds a pod (asking not to be asked again for a minute),
+// then its decision changes at a random instant and it pushes a
+// re-evaluation. Each pod must run within seconds of the push and before
+// the retry time, with exactly two plugin calls and its one sandbox
+// created after the push. Each sample is followed by a pod no plugin
+// looks at, the reference for starting a pod. Reports the time from the
+// push to Running and its parts (goal: p99 <= 1.5 s over 20 pods).
+func TestGateOpensPerPod(t *testing.T) {
+	usePluginKubelet(t, pluginKubelet)
+	ctx := testContext(t, 5*time.Minute)
+	c := suite.Cluster
+	ns := newNamespace(t, ctx)
+	counter, err := framework.CountPods(ctx, c.Client, ns)
+	require.NoError(t, err)
+	defer counter.Stop()
+
+	samples, reference, err := c.MeasurePushes(ctx, counter, grpcGate(c), ns, gatePushSamples, gateOpenBound)
+	require.NoError(t, err)
+	suite.PushFigures(t, samples, reference)
+	latencies := make([]time.Duration, 0, len(samples))
+	for _, s := range samples {
+		latencies = append(latencies, s.PushToRunning())
+	}
+	if p99 := framework.Percentile(latencies, 99); p99 <= gateOpenP99Goal {
+		t.Logf("goal met: p99 %s <= %s", p99.Round(time.Millisecond), gateOpenP99Goal)
+	} else {
+		t.Logf("goal MISSED: p99 %s > %s", p99.Round(time.Millisecond), gateOpenP99Goal)
+	}
+	assert.Equal(t, 2*gatePushSamples, counter.Created(), "pods ever created")
+	require.NoError(t, counter.Err())
+}
+
+// grpcGate is the GRPC gate as framework.Gate drives it.
+func grpcGate(c *framework.Cluster) framework.Gate {
+	return framework.Gate{
+		Plugin:       pluginGRPCGate,
+		DecisionFile: grpcGateDecisionFile(),
+		Reason:       grpcGateReason,
+		Message:      "the e2e GRPC gate is closed",
+		LogFile:      c.PluginFile(pluginGRPCGate + ".log"),
+		RetryAfter:   grpcGateRetryAfter,
+	}
 }
 
 // startTimes creates n pods no plugin looks at, all at once, and returns

@@ -65,13 +65,30 @@ func execPlugin(c *framework.Cluster, name string, args ...string) configv1alpha
 
 func grpcDecisionFile(c *framework.Cluster) string { return c.PluginFile(pluginGRPC + ".decision") }
 
+// grpcRetryAfter is the GRPC gate's retryAfterSeconds: a held pod that
+// runs sooner was admitted by the gate's push.
+const grpcRetryAfter = time.Minute
+
+// grpcGate is the GRPC gate as framework.Gate drives it.
+func grpcGate(c *framework.Cluster) framework.Gate {
+	return framework.Gate{
+		Plugin:       pluginGRPC,
+		DecisionFile: grpcDecisionFile(c),
+		Reason:       reasonGRPCClosed,
+		Message:      "closed",
+		LogFile:      c.PluginFile(pluginGRPC + ".log"),
+		RetryAfter:   grpcRetryAfter,
+	}
+}
+
 func installPlugins(c *framework.Cluster) error {
 	hard := execPlugin(c, pluginHard, "--mode=deny", "--reason="+reasonHard)
 	hard.RejectionMode = configv1alpha1.RejectionModeHard
 	if err := framework.SetDecision(grpcDecisionFile(c), "deny "+reasonGRPCClosed+" closed"); err != nil {
 		return err
 	}
-	endpoint, err := c.StartGRPCPlugin(context.Background(), pluginGRPC, "--decision-file="+grpcDecisionFile(c))
+	endpoint, err := c.StartGRPCPlugin(context.Background(), pluginGRPC, "--decision-file="+grpcDecisionFile(c),
+		"--log-file="+c.PluginFile(pluginGRPC+".log"), "--retry-after="+grpcRetryAfter.String())
 	if err != nil {
 		return err
 	}

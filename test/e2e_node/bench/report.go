@@ -59,7 +59,7 @@ func goal(measure string) string {
 	switch {
 	case strings.Contains(measure, "soft: pods created"):
 		return "1 pod"
-	case strings.Contains(measure, "push to Running p99"):
+	case strings.Contains(measure, "one pod: push to Running p99"):
 		return "<= 1.5 s"
 	case strings.Contains(measure, "with/without ratio"):
 		return "<= 1.05"

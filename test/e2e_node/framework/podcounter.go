@@ -116,6 +116,14 @@ func (c *PodCounter) RunningAt(uid types.UID) (time.Time, bool) {
 	return t, ok
 }
 
+// Pod is the last state the watch showed of the pod with uid.
+func (c *PodCounter) Pod(uid types.UID) (*corev1.Pod, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p, ok := c.pods[uid]
+	return p, ok
+}
+
 // Stop ends the watch; the counts stay readable.
 func (c *PodCounter) Stop() {
 	c.cancel()
