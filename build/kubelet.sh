@@ -16,7 +16,7 @@ pkg=${1:-./cmd/kubelet}
 out=${2:-${OUTPUT_DIR}/bin/$(basename "${pkg}")}
 [[ "${out}" == /* ]] || out=${PWD}/${out}
 
-[[ -d "${SRC_DIR}/.git" ]] || die "${SRC_DIR} does not exist; run make source first"
+[[ -e "${SRC_DIR}/.git" ]] || die "${SRC_DIR} does not exist; run make source first"
 
 "${REPO_ROOT}/build/version.sh" ldflags >"${OUTPUT_DIR}/ldflags.tmp"
 ldflags=$(cat "${OUTPUT_DIR}/ldflags.tmp")
