@@ -5,7 +5,7 @@
 #   make test-e2e-node                  the suite, containerd runtime
 #   make test-e2e-node E2E_RUNTIME=fake the suite on the fast fake CRI
 #   make demo                           a pod held, then admitted; Ctrl-C ends
-#   make bench-e2e                      benchmark rows of BENCHMARKS.md (~15 min)
+#   make bench-e2e                      benchmark rows of BENCHMARKS.md (~22 min with containerd)
 #   make e2e-node-clean                 clean up after a run killed with -9
 
 # containerd (Debian's containerd, runc and CNI plugins) or fake.
@@ -58,7 +58,7 @@ demo: kubelet e2e-binaries e2e-node-binaries plugins e2e-host-deps ## One-node c
 
 # Each runtime mode owns one section of BENCHMARKS.md (e2e-node-<mode>),
 # which a successful run rewrites with the command that produced it.
-# About 15 minutes.
+# About 22 minutes with containerd.
 E2E_BENCH_FLAGS ?=
 E2E_BENCH_REPORT := $(OUTPUT)/e2e/bench-$(E2E_RUNTIME).md
 .PHONY: bench-e2e
