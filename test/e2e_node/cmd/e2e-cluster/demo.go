@@ -91,7 +91,7 @@ func demo(ctx context.Context) error {
 	}
 	created := time.Now()
 	time.Sleep(2 * time.Second)
-	showPods(counter)
+	showPods(ctx, c)
 	for time.Since(created) < demoHold {
 		time.Sleep(5 * time.Second)
 		fmt.Printf("    +%2.0fs: the ReplicaSet has created %d pod(s) so far\n", time.Since(created).Seconds(), counter.Created())
@@ -118,7 +118,7 @@ func demo(ctx context.Context) error {
 		return err
 	}
 	step("Pod %s is Running %s after the plugin allowed it (node %s)", pod.Name, at.Sub(opened).Round(time.Millisecond), pod.Spec.NodeName)
-	showPods(counter)
+	showPods(ctx, c)
 
 	step("The cluster keeps running. kubeconfig: %s\n    Plugin decision file: %s (write \"deny <Reason> <message>\" or \"allow\")\n    Press Ctrl-C to tear everything down.", c.ControlPlane.AdminKubeconfig, decision)
 	<-ctx.Done()
@@ -157,9 +157,16 @@ func waitDefaultServiceAccount(ctx context.Context, c *framework.Cluster) error 
 	}
 }
 
-func showPods(counter *framework.PodCounter) {
+// showPods prints the demo's pods as the API server has them now (the
+// counter's watch may not have seen the latest status yet).
+func showPods(ctx context.Context, c *framework.Cluster) {
+	pods, err := c.Client.CoreV1().Pods(demoNamespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		fmt.Printf("    cannot list the pods of %s: %v\n", demoNamespace, err)
+		return
+	}
 	fmt.Printf("    %-28s %-10s %-20s %s\n", "POD", "PHASE", "REASON", "MESSAGE")
-	for _, p := range counter.Pods() {
+	for _, p := range pods.Items {
 		fmt.Printf("    %-28s %-10s %-20s %s\n", p.Name, p.Status.Phase, p.Status.Reason, p.Status.Message)
 	}
 }
