@@ -61,7 +61,7 @@ func grpcGatePlugin(c *framework.Cluster) configv1alpha1.PluginConfig {
 
 // startGRPCGate starts the daemon, closed, before the kubelet connects.
 func startGRPCGate(c *framework.Cluster) error {
-	if err := framework.SetDecision(grpcGateDecisionFile(), "deny "+grpcGateReason+" the e2e GRPC gate is closed"); err != nil {
+	if err := grpcGate(c).Close(); err != nil {
 		return err
 	}
 	endpoint, err := c.StartGRPCPlugin(context.Background(), pluginGRPCGate,
@@ -91,7 +91,8 @@ func TestGateOpens(t *testing.T) {
 	durationFigure(t, "reference: create to Running p99, no plugin", framework.Percentile(startWithoutPlugin, 99))
 
 	ns := newNamespace(t, ctx)
-	require.NoError(t, framework.SetDecision(grpcGateDecisionFile(), "deny "+grpcGateReason+" the e2e GRPC gate is closed"))
+	gate := grpcGate(c)
+	require.NoError(t, gate.Close())
 
 	counter, err := framework.CountPods(ctx, c.Client, ns)
 	require.NoError(t, err)
@@ -115,8 +116,8 @@ func TestGateOpens(t *testing.T) {
 	}
 
 	// Open the gate: the daemon sees the file change and pushes.
-	opened := time.Now()
-	require.NoError(t, framework.SetDecision(grpcGateDecisionFile(), "allow"))
+	opened, err := gate.Open()
+	require.NoError(t, err)
 	require.Eventually(t, func() bool {
 		for _, uid := range uids {
 			if _, ok := counter.RunningAt(uid); !ok {

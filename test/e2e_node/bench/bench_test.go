@@ -92,7 +92,8 @@ func TestBenchGateOpen(t *testing.T) {
 	require.NoError(t, err)
 	suite.PushFigures(t, samples, alone)
 
-	require.NoError(t, framework.SetDecision(grpcDecisionFile(c), "deny "+reasonGRPCClosed+" closed"))
+	gate := grpcGate(c)
+	require.NoError(t, gate.Close())
 	ns := suite.Namespace(t, ctx)
 	counter, err := framework.CountPods(ctx, c.Client, ns)
 	require.NoError(t, err)
@@ -103,8 +104,8 @@ func TestBenchGateOpen(t *testing.T) {
 		return countPods(counter, func(p *corev1.Pod) bool { return p.Status.Reason == reasonGRPCClosed }) == len(uids)
 	}, 5*time.Minute, 100*time.Millisecond, "every pod should be held")
 
-	opened := time.Now()
-	require.NoError(t, framework.SetDecision(grpcDecisionFile(c), "allow"))
+	opened, err := gate.Open()
+	require.NoError(t, err)
 	require.Eventually(t, func() bool { return countPods(counter, framework.PodRunning) == len(uids) }, 5*time.Minute, 50*time.Millisecond)
 	var latencies []time.Duration
 	for _, uid := range uids {

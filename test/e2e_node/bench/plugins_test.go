@@ -84,7 +84,7 @@ func grpcGate(c *framework.Cluster) framework.Gate {
 func installPlugins(c *framework.Cluster) error {
 	hard := execPlugin(c, pluginHard, "--mode=deny", "--reason="+reasonHard)
 	hard.RejectionMode = configv1alpha1.RejectionModeHard
-	if err := framework.SetDecision(grpcDecisionFile(c), "deny "+reasonGRPCClosed+" closed"); err != nil {
+	if err := grpcGate(c).Close(); err != nil {
 		return err
 	}
 	endpoint, err := c.StartGRPCPlugin(context.Background(), pluginGRPC, "--decision-file="+grpcDecisionFile(c),
