@@ -17,6 +17,13 @@ const (
 
 var reasonPattern = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
 
+// IsValidReason says whether reason may be a response's reason: a CamelCase
+// word, an upper-case ASCII letter followed by ASCII letters and digits, of
+// at most MaxReasonLength characters.
+func IsValidReason(reason string) bool {
+	return len(reason) <= MaxReasonLength && reasonPattern.MatchString(reason)
+}
+
 // ValidateResponse checks the fields of resp, a plugin's answer to req, other
 // than apiVersion and kind (which only exist in the JSON form and are checked
 // by DecodeResponse).
