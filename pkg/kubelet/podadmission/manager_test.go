@@ -163,7 +163,7 @@ func TestRetryAfterSecondsReplacesTheBackoff(t *testing.T) {
 		wait    time.Duration
 	}{
 		"longer than the back-off":  {seconds: 30, wait: 30 * time.Second},
-		"retry at once":             {seconds: 0, wait: 0},
+		"0: the kubelet's back-off": {seconds: 0, wait: 8 * time.Second},
 		"capped at ten minutes":     {seconds: 86400, wait: 10 * time.Minute},
 		"shorter than the back-off": {seconds: 1, wait: time.Second},
 	} {
