@@ -14,15 +14,11 @@ import (
 // what to do, so it is made plain before it is sent: one line of printable
 // text, capped at the protocol's limits.
 
-// truncationMark ends a message that was cut to fit.
-const truncationMark = "..."
-
 // sanitizeMessage returns s fit for a status.message or an event message:
 // invalid UTF-8 replaced, ANSI escape sequences and other control and
 // bidirectional formatting characters removed, line breaks and tabs folded
-// into single spaces, and the result cut to
-// podadmissionv1alpha1.MaxMessageLength bytes on a character boundary,
-// ending in "..." when cut.
+// into single spaces, and the result cut to the protocol's limit
+// (podadmissionv1alpha1.TruncateMessage).
 func sanitizeMessage(s string) string {
 	var b strings.Builder
 	b.Grow(min(len(s), podadmissionv1alpha1.MaxMessageLength))
@@ -48,7 +44,7 @@ func sanitizeMessage(s string) string {
 		}
 		b.WriteRune(r)
 	}
-	return capBytes(strings.Trim(b.String(), " "), podadmissionv1alpha1.MaxMessageLength)
+	return podadmissionv1alpha1.TruncateMessage(strings.Trim(b.String(), " "))
 }
 
 // sanitizeReason returns reason when it is a status.reason the protocol
@@ -59,19 +55,6 @@ func sanitizeReason(reason, fallback string) string {
 		return reason
 	}
 	return fallback
-}
-
-// capBytes cuts s to at most max bytes, on a character boundary, ending
-// with truncationMark when it cut.
-func capBytes(s string, max int) string {
-	if len(s) <= max {
-		return s
-	}
-	cut := max - len(truncationMark)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + truncationMark
 }
 
 // escapeSequenceLength returns the length of the escape sequence s starts

@@ -144,7 +144,7 @@ func TestPodMessageIsSanitizedAndCapped(t *testing.T) {
 	result = evaluate(newTestChain(t, pluginsYAML(execPlugin("long")), factory), testPod("web"))
 	message := result.Rejection.PodMessage()
 	assert.LessOrEqual(t, len(message), podadmissionv1alpha1.MaxMessageLength)
-	assert.True(t, strings.HasSuffix(message, "é..."), "cut on a character boundary and marked: %q", message[len(message)-10:])
+	assert.True(t, strings.HasSuffix(message, "é (...)"), "cut on a character boundary and marked: %q", message[len(message)-10:])
 
 	factory.set("failing", fail("dial: \x1b]0;title\x07connection refused\n"))
 	result = evaluate(newTestChain(t, pluginsYAML(execPlugin("failing")), factory), testPod("web"))

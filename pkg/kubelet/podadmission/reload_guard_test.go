@@ -216,3 +216,16 @@ func TestReloadEventsAreSanitized(t *testing.T) {
 	assert.NotContains(t, event, "\x1b")
 	assert.NotContains(t, event, "\n")
 }
+
+// At start there is no last good configuration to keep: a file being
+// written is a startup error that names it.
+func TestNewManagerRefusesAFileOpenForWriting(t *testing.T) {
+	dir := configDir(t)
+	file := filepath.Join(dir, "10-a.yaml")
+	writeConfig(t, file, pluginsYAML(execPlugin("a")))
+	writer, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	defer writer.Close()
+	_, err = NewManager(Options{ConfigPath: dir, BinDir: "/bin-dir", NodeName: "node-1", NewPlugin: newFakeFactory().New})
+	require.EqualError(t, err, file+": open for writing by another process; read once it is closed")
+}

@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/moby/sys/mountinfo"
 	"golang.org/x/sys/unix"
 	"k8s.io/klog/v2"
 )
@@ -160,43 +160,14 @@ func ownCgroupDir() (string, error) {
 
 // cgroup2Mount returns the root and mount point of the cgroup2 mount.
 func cgroup2Mount() (root, mountpoint string, err error) {
-	f, err := os.Open("/proc/self/mountinfo")
+	mounts, err := mountinfo.GetMounts(mountinfo.FSTypeFilter("cgroup2"))
 	if err != nil {
 		return "", "", err
 	}
-	defer f.Close()
-	scanner := bufio.NewScanner(f)
-	for scanner.Scan() {
-		// 36 35 0:30 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw
-		pre, post, ok := strings.Cut(scanner.Text(), " - ")
-		fields, fsFields := strings.Fields(pre), strings.Fields(post)
-		if ok && len(fields) >= 5 && len(fsFields) >= 1 && fsFields[0] == "cgroup2" {
-			return fields[3], unescapeMountPath(fields[4]), nil
-		}
+	if len(mounts) == 0 {
+		return "", "", errors.New("no cgroup2 file system is mounted")
 	}
-	if err := scanner.Err(); err != nil {
-		return "", "", err
-	}
-	return "", "", errors.New("no cgroup2 file system is mounted")
-}
-
-// unescapeMountPath undoes the octal escapes of mountinfo (\040 for space).
-func unescapeMountPath(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
+	return mounts[0].Root, mounts[0].Mountpoint, nil
 }
 
 // cgroupContainment is a cgroup v2 directory of one call.

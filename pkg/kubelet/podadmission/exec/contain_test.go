@@ -179,3 +179,26 @@ func TestSymlinkedExecutableInAnotherUsersDirectoryIsNeverRun(t *testing.T) {
 		filepath.Join(bin, "p"), vendor))
 	assert.NoFileExists(t, marker, "the program nobody put there never ran")
 }
+
+// A kubelet that died during a call left its call's cgroup, maybe with
+// processes in it: the first call of the next kubelet ends them.
+func TestStaleCallCgroupsAreSweptAway(t *testing.T) {
+	parent := exec.CgroupParent()
+	if parent == "" {
+		t.Fatal("this host cannot create cgroups for plugin calls")
+	}
+	// A pid that is no process: above pid_max.
+	stale := filepath.Join(parent, "pod-admission-4194305-1-p")
+	require.NoError(t, os.Mkdir(stale, 0o755))
+	leftover := osexec.Command("sleep", "300")
+	require.NoError(t, leftover.Start())
+	require.NoError(t, os.WriteFile(filepath.Join(stale, "cgroup.procs"), []byte(strconv.Itoa(leftover.Process.Pid)), 0))
+	live := filepath.Join(parent, fmt.Sprintf("pod-admission-%d-0-p", os.Getppid()))
+	require.NoError(t, os.Mkdir(live, 0o755))
+	t.Cleanup(func() { _ = os.Remove(live) })
+
+	exec.SweepStaleCgroups(parent)
+	assert.NoDirExists(t, stale)
+	assert.Error(t, leftover.Wait(), "the leftover process was killed")
+	assert.DirExists(t, live, "the cgroups of a live process are its own")
+}

@@ -18,3 +18,7 @@ func CgroupParent() string {
 	}
 	return cgroupParent
 }
+
+// SweepStaleCgroups runs the sweep of call cgroups that processes now gone
+// left behind.
+func SweepStaleCgroups(parent string) { sweepStaleCgroups(parent) }

@@ -39,6 +39,19 @@ func startNobodyPlugin(t *testing.T, socket string) {
 	waitServing(t, socket)
 }
 
+// startPluginInNobodysDir runs nobody's plugin in a directory of nobody's,
+// as a plugin daemon that runs as its own user would, and returns the
+// directory and the socket.
+func startPluginInNobodysDir(t *testing.T) (string, string) {
+	t.Helper()
+	dir := filepath.Join(trusttest.Dir(t), "run")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	require.NoError(t, trusttest.ChownToNobody(dir))
+	socket := filepath.Join(dir, "p.sock")
+	startNobodyPlugin(t, socket)
+	return dir, socket
+}
+
 func newPluginWithServerUID(t *testing.T, socket string, serverUID *int64) *grpc.Plugin {
 	t.Helper()
 	p, err := grpc.New(&configv1alpha1.PluginConfig{
@@ -92,11 +105,7 @@ func TestSocketInAWorldWritableDirectoryIsNeverTrusted(t *testing.T) {
 }
 
 func TestSocketServedByAnotherUserIsRefused(t *testing.T) {
-	dir := filepath.Join(trusttest.Dir(t), "run")
-	require.NoError(t, os.Mkdir(dir, 0o755))
-	require.NoError(t, trusttest.ChownToNobody(dir))
-	socket := filepath.Join(dir, "p.sock")
-	startNobodyPlugin(t, socket)
+	dir, socket := startPluginInNobodysDir(t)
 	// The directory is root's again: only the peer credentials tell.
 	require.NoError(t, os.Chown(dir, 0, 0))
 
@@ -105,11 +114,7 @@ func TestSocketServedByAnotherUserIsRefused(t *testing.T) {
 }
 
 func TestServerUIDTrustsTheNamedUser(t *testing.T) {
-	dir := filepath.Join(trusttest.Dir(t), "run")
-	require.NoError(t, os.Mkdir(dir, 0o755))
-	require.NoError(t, trusttest.ChownToNobody(dir))
-	socket := filepath.Join(dir, "p.sock")
-	startNobodyPlugin(t, socket)
+	_, socket := startPluginInNobodysDir(t)
 
 	p := newPluginWithServerUID(t, socket, ptr.To[int64](trusttest.NobodyUID))
 	require.Eventually(t, func() bool {
