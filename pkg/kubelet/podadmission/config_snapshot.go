@@ -35,6 +35,9 @@ type configSnapshot struct {
 	// gone by a reload; a removal is applied once it has lasted
 	// settleWindow. Only the reload goroutine uses it.
 	missingSince map[string]time.Time
+	// writerWaits counts the reloads in a row that found a file open for
+	// writing, for the back-off of the next try.
+	writerWaits int
 }
 
 // fileSnapshot is one configuration file as read.

@@ -22,6 +22,9 @@ const (
 	// without a file system event: events can be missed. A check that finds
 	// every file as it was read costs one stat per file.
 	reloadResyncInterval = time.Minute
+	// maxWriterWait caps the back-off of the reloads that wait for a file
+	// to be closed, should a process keep one open for writing.
+	maxWriterWait = 8 * time.Second
 )
 
 // runConfigWatch reloads the configuration when it changes on disk, until
@@ -104,8 +107,15 @@ func (m *Manager) reload(ctx context.Context) (retryAfter time.Duration) {
 	}
 	cfg, err := LoadNodeConfig(m.opts.ConfigPath, m.opts.BinDir)
 	if errors.Is(err, errBeingWritten) || errors.Is(err, errChangedWhileRead) {
-		logger.V(2).Info("Pod admission configuration is being written; reloading it once the writer is done", "err", err)
-		return reloadDebounce
+		n := m.config.snapshot.writerWaits
+		wait := writerWait(n)
+		if wait == maxWriterWait && (n == 0 || writerWait(n-1) < maxWriterWait) {
+			logger.Info("A pod admission configuration file stays open for writing; it is reloaded once it is closed", "err", err, "retryAfter", wait)
+		} else {
+			logger.V(2).Info("Pod admission configuration is being written; reloading it once the writer is done", "err", err, "retryAfter", wait)
+		}
+		m.config.snapshot.writerWaits++
+		return wait
 	}
 	if err == nil && cfg.Hash == m.config.Hash {
 		// The same content, maybe in new files: keep their stamps, so that
@@ -152,6 +162,13 @@ func (m *Manager) reload(ctx context.Context) (retryAfter time.Duration) {
 	m.recordNodeEvent(v1.EventTypeNormal, EventConfigReloaded,
 		"Pod admission configuration reloaded: %d plugins [%s]", len(names), strings.Join(names, ", "))
 	return 0
+}
+
+// writerWait is how long to wait after the n-th reload in a row (from 0)
+// that found a file open for writing: reloadDebounce doubling up to
+// maxWriterWait.
+func writerWait(n int) time.Duration {
+	return min(reloadDebounce<<min(n, 8), maxWriterWait)
 }
 
 // refuseReload reports a refused reload, once per distinct error.
