@@ -79,8 +79,13 @@ func (w *configWatch) update(logger klog.Logger, cfg *Config) (added bool) {
 		}
 	}
 
+	// fsnotify drops the watch of a directory that is moved or removed.
+	live := map[string]bool{}
+	for _, dir := range w.watcher.WatchList() {
+		live[dir] = true
+	}
 	for dir, ino := range w.watched {
-		if current, ok := inodeOf(dir); want[dir] && ok && current == ino {
+		if current, ok := inodeOf(dir); want[dir] && live[dir] && ok && current == ino {
 			continue
 		}
 		_ = w.watcher.Remove(dir)
