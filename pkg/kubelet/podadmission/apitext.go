@@ -47,6 +47,21 @@ func sanitizeMessage(s string) string {
 	return podadmissionv1alpha1.TruncateMessage(strings.Trim(b.String(), " "))
 }
 
+// appendToMessage adds suffix (the kubelet's own words, such as why a hold
+// became terminal) to a message that is within the protocol's limit, cutting
+// the message rather than the suffix so that the result is too.
+func appendToMessage(message, suffix string) string {
+	limit := podadmissionv1alpha1.MaxMessageLength - len(suffix)
+	if len(message) <= limit {
+		return message + suffix
+	}
+	cut := limit - len(podadmissionv1alpha1.TruncationMark)
+	for cut > 0 && !utf8.RuneStart(message[cut]) {
+		cut--
+	}
+	return message[:max(cut, 0)] + podadmissionv1alpha1.TruncationMark + suffix
+}
+
 // sanitizeReason returns reason when it is a status.reason the protocol
 // allows (a CamelCase word of at most MaxReasonLength characters), else
 // fallback. Transports validate plugins' reasons already; this makes sure.

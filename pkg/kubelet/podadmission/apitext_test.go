@@ -3,9 +3,11 @@ package podadmission
 import (
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
 )
@@ -48,4 +50,30 @@ func TestSanitizeReason(t *testing.T) {
 	assert.Equal(t, ReasonRejected, sanitizeReason("Evil\x1b[31m", ReasonRejected))
 	assert.Equal(t, ReasonRejected, sanitizeReason(strings.Repeat("A", podadmissionv1alpha1.MaxReasonLength+1), ReasonRejected))
 	assert.Equal(t, ReasonRejected, sanitizeReason("", ReasonRejected))
+}
+
+func TestAppendToMessageKeepsTheSuffix(t *testing.T) {
+	const suffix = " (blocked for 1m0s, longer than the plugin's maxBlockedDuration of 1m0s)"
+	assert.Equal(t, "short"+suffix, appendToMessage("short", suffix))
+
+	long := strings.Repeat("é", podadmissionv1alpha1.MaxMessageLength/2) // 2 bytes each: exactly the limit
+	got := appendToMessage(long, suffix)
+	assert.LessOrEqual(t, len(got), podadmissionv1alpha1.MaxMessageLength)
+	assert.True(t, strings.HasSuffix(got, podadmissionv1alpha1.TruncationMark+suffix), "the message is cut, not the suffix: %q", got)
+	assert.True(t, utf8.ValidString(got), "cut on a character boundary")
+}
+
+func TestEscalationMessageStaysWithinTheLimit(t *testing.T) {
+	long := strings.Repeat("x", podadmissionv1alpha1.MaxMessageLength)
+	tm := newTestManager(t, pluginsYAML(execPlugin("a", "maxBlockedDuration: 10s")), func(f *fakeFactory, _ *Options) {
+		f.set("a", deny("NoCapacity", long))
+	})
+	pod := testPod("web")
+	_, _, _, terminal := tm.admit(pod)
+	require.False(t, terminal)
+	tm.clock.Step(10 * time.Second)
+	_, _, message, terminal := tm.admit(pod)
+	require.True(t, terminal)
+	assert.LessOrEqual(t, len(message), podadmissionv1alpha1.MaxMessageLength)
+	assert.True(t, strings.HasSuffix(message, " (blocked for 10s, longer than the plugin's maxBlockedDuration of 10s)"), message)
 }

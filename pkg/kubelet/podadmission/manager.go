@@ -271,8 +271,8 @@ func (m *Manager) reject(ctx context.Context, pod *v1.Pod, st *podState, d *Plug
 	if !terminal && maxBlocked != nil {
 		if heldFor >= maxBlocked.Duration {
 			terminal = true
-			result.Message = fmt.Sprintf("%s (blocked for %s, longer than the plugin's maxBlockedDuration of %s)",
-				result.Message, heldFor.Round(time.Second), maxBlocked.Duration)
+			result.Message = appendToMessage(result.Message, fmt.Sprintf(" (blocked for %s, longer than the plugin's maxBlockedDuration of %s)",
+				heldFor.Round(time.Second), maxBlocked.Duration))
 		}
 	}
 	if terminal {
