@@ -1,8 +1,6 @@
 package app
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,10 +14,11 @@ import (
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/uuid"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	k8sapiv1 "k8s.io/kubernetes/pkg/apis/core/v1"
 	kubetypes "k8s.io/kubernetes/pkg/kubelet/types"
 	"sigs.k8s.io/yaml"
+
+	"github.com/podadmission/podadmission/pkg/util/yamldoc"
 )
 
 // maxManifestSize is the kubelet's limit on a static pod manifest.
@@ -84,19 +83,9 @@ func readPod(name string, r io.Reader) (*v1.Pod, error) {
 // singleDocument returns the only YAML document in data; a stream of
 // several is an error, since check evaluates one pod.
 func singleDocument(data []byte) ([]byte, error) {
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	var docs [][]byte
-	for {
-		doc, err := reader.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		if len(bytes.TrimSpace(stripComments(doc))) > 0 {
-			docs = append(docs, doc)
-		}
+	docs, err := yamldoc.NonEmpty(data)
+	if err != nil {
+		return nil, fmt.Errorf("not YAML or JSON: %w", err)
 	}
 	switch len(docs) {
 	case 0:
@@ -105,18 +94,6 @@ func singleDocument(data []byte) ([]byte, error) {
 		return docs[0], nil
 	}
 	return nil, fmt.Errorf("holds %d YAML documents, want one Pod", len(docs))
-}
-
-// stripComments drops the comment lines of a YAML document, so that a
-// document of comments only counts as empty.
-func stripComments(doc []byte) []byte {
-	var out bytes.Buffer
-	for line := range strings.Lines(string(doc)) {
-		if !strings.HasPrefix(strings.TrimSpace(line), "#") {
-			out.WriteString(line)
-		}
-	}
-	return out.Bytes()
 }
 
 // podAsNodeSees returns pod as the kubelet on nodeName holds it when it asks

@@ -1,20 +1,16 @@
 package scheme
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
 	configv1alpha1 "github.com/podadmission/podadmission/pkg/apis/config/v1alpha1"
+	"github.com/podadmission/podadmission/pkg/util/yamldoc"
 )
 
 // Kind is the kind of a pod admission configuration file.
@@ -52,23 +48,9 @@ func Decode(data []byte) (*configv1alpha1.PodAdmissionConfiguration, error) {
 // singleDocument returns the one YAML document in data. A second document
 // would otherwise be ignored silently, with the plugins it lists.
 func singleDocument(data []byte) ([]byte, error) {
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	var docs [][]byte
-	for {
-		doc, err := reader.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		asJSON, err := yaml.YAMLToJSON(doc)
-		if err != nil {
-			return nil, err
-		}
-		if !bytes.Equal(bytes.TrimSpace(asJSON), []byte("null")) {
-			docs = append(docs, doc)
-		}
+	docs, err := yamldoc.NonEmpty(data)
+	if err != nil {
+		return nil, err
 	}
 	switch len(docs) {
 	case 0:
