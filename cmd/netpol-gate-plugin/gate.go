@@ -45,7 +45,7 @@ const (
 	blockedPodTTL = 10 * time.Minute
 )
 
-// reevaluator asks the kubelet to evaluate pods again; *plugin.Server.
+// reevaluator asks the kubelet to evaluate pods again; *grpcplugin.Server.
 type reevaluator interface {
 	Reevaluate(uids ...types.UID)
 	ReevaluateAll()

@@ -19,9 +19,10 @@ import (
 
 	configv1alpha1 "github.com/podadmission/podadmission/pkg/apis/config/v1alpha1"
 	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
-	"github.com/podadmission/podadmission/pkg/kubelet/podadmission"
-	grpcplugin "github.com/podadmission/podadmission/pkg/kubelet/podadmission/grpc"
+	"github.com/podadmission/podadmission/pkg/kubelet/podadmission/grpctransport"
+	"github.com/podadmission/podadmission/pkg/kubelet/podadmission/transport"
 	"github.com/podadmission/podadmission/pkg/plugin"
+	"github.com/podadmission/podadmission/pkg/plugin/grpcplugin"
 )
 
 // TestGateThroughTheKubeletsGRPCTransport runs the gate as main does, on
@@ -40,7 +41,7 @@ func TestGateThroughTheKubeletsGRPCTransport(t *testing.T) {
 	socket := filepath.Join(t.TempDir(), "gate.sock")
 
 	var g *gate
-	server := plugin.NewServer(func(ctx context.Context, req *plugin.Request) (*plugin.Response, error) {
+	server := grpcplugin.NewServer(func(ctx context.Context, req *plugin.Request) (*plugin.Response, error) {
 		return g.admit(ctx, req), nil
 	})
 	acks, err := newAckWatcher(klog.Background(), ackDir, func() { g.requestRecheck() })
@@ -60,18 +61,18 @@ func TestGateThroughTheKubeletsGRPCTransport(t *testing.T) {
 		factory.Shutdown()
 	}()
 
-	kubelet, err := grpcplugin.New(&configv1alpha1.PluginConfig{
+	kubelet, err := grpctransport.New(&configv1alpha1.PluginConfig{
 		Name: "netpol-gate", Type: configv1alpha1.GRPCPluginType, Endpoint: "unix://" + socket,
-		Timeout: &metav1.Duration{Duration: 5 * time.Second},
 	})
 	require.NoError(t, err)
+	kubelet.Start()
 	defer kubelet.Close()
 	admit := func(p *v1.Pod) *podadmissionv1alpha1.PodAdmissionResponse {
 		t.Helper()
 		var resp *podadmissionv1alpha1.PodAdmissionResponse
 		require.EventuallyWithT(t, func(c *assert.CollectT) {
 			var err error
-			resp, err = kubelet.Admit(ctx, &podadmissionv1alpha1.PodAdmissionRequest{UID: types.UID("call-" + p.Name), Pod: p, Attempt: 1, Node: podadmissionv1alpha1.NodeInfo{Name: "node-1"}})
+			resp, err = kubelet.Admit(ctx, &podadmissionv1alpha1.PodAdmissionRequest{TypeMeta: podadmissionv1alpha1.RequestTypeMeta(), UID: types.UID("call-" + p.Name), Pod: p, Attempt: 1, Node: podadmissionv1alpha1.NodeInfo{Name: "node-1"}})
 			assert.NoError(c, err)
 		}, 10*time.Second, 20*time.Millisecond, "the gate serves on its socket")
 		return resp
@@ -104,7 +105,7 @@ func TestGateThroughTheKubeletsGRPCTransport(t *testing.T) {
 	assert.True(t, admit(web).Allowed)
 }
 
-func drain(ch <-chan podadmission.Reevaluation) {
+func drain(ch <-chan transport.Reevaluation) {
 	for {
 		select {
 		case <-ch:
@@ -114,7 +115,7 @@ func drain(ch <-chan podadmission.Reevaluation) {
 	}
 }
 
-func waitForReevaluation(t *testing.T, ch <-chan podadmission.Reevaluation, uid types.UID) {
+func waitForReevaluation(t *testing.T, ch <-chan transport.Reevaluation, uid types.UID) {
 	t.Helper()
 	timeout := time.After(5 * time.Second)
 	for {

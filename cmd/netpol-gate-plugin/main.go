@@ -22,6 +22,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/podadmission/podadmission/pkg/plugin"
+	"github.com/podadmission/podadmission/pkg/plugin/grpcplugin"
 )
 
 func main() {
@@ -78,7 +79,7 @@ func run(ctx context.Context, o *options) error {
 	defer cancel(nil)
 
 	var g *gate
-	server := plugin.NewServer(func(ctx context.Context, req *plugin.Request) (*plugin.Response, error) {
+	server := grpcplugin.NewServer(func(ctx context.Context, req *plugin.Request) (*plugin.Response, error) {
 		return g.admit(ctx, req), nil
 	})
 	cfg := gateConfig{settleTime: o.settleTime, exemptHostNetwork: o.exemptHostNetwork, exemptNamespaces: selector}

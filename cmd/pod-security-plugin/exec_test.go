@@ -10,7 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/podadmission/podadmission/pkg/plugin/execplugin"
+	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
+	"github.com/podadmission/podadmission/pkg/plugin"
 )
 
 const hostNetworkRequest = `{"apiVersion":"podadmission.kubelet.k8s.io/v1alpha1","kind":"PodAdmissionRequest","uid":"3f1c",` +
@@ -20,7 +21,7 @@ const hostNetworkRequest = `{"apiVersion":"podadmission.kubelet.k8s.io/v1alpha1"
 func TestHandleExecAnswersTheRequest(t *testing.T) {
 	p := mustPolicy(t, options{level: "baseline", version: "latest"})
 	var out bytes.Buffer
-	require.NoError(t, execplugin.Handle(context.Background(), p.handle, strings.NewReader(hostNetworkRequest), &out))
+	require.NoError(t, plugin.HandleExec(context.Background(), p.handle, strings.NewReader(hostNetworkRequest), &out))
 	var resp map[string]any
 	require.NoError(t, json.Unmarshal(out.Bytes(), &resp))
 	assert.Equal(t, map[string]any{
@@ -39,11 +40,11 @@ func TestHandleExecInvalidRequests(t *testing.T) {
 		"empty":         {"", "invalid request: empty, want a PodAdmissionRequest JSON object"},
 		"garbage":       {"hello", "invalid request: not JSON"},
 		"unknown field": {strings.Replace(hostNetworkRequest, `"static":false`, `"static":false,"extra":1`, 1), `invalid request: unknown field "extra"`},
-		"too large":     {strings.Repeat(" ", execplugin.MaxRequestSize+1), "invalid request: larger than 16 MiB"},
+		"too large":     {strings.Repeat(" ", podadmissionv1alpha1.MaxRequestSize+1), "invalid request: larger than 16 MiB"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var out bytes.Buffer
-			err := execplugin.Handle(context.Background(), p.handle, strings.NewReader(tc.request), &out)
+			err := plugin.HandleExec(context.Background(), p.handle, strings.NewReader(tc.request), &out)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
 			assert.Empty(t, out.String())

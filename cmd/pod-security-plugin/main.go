@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/podadmission/podadmission/pkg/plugin/execplugin"
+	"github.com/podadmission/podadmission/pkg/plugin"
 )
 
 func main() {
@@ -27,9 +27,9 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	// execplugin, not the whole SDK: this process starts for every pod, and
-	// the SDK's GRPC server would add its package initialisation to each.
-	execplugin.Run(p.handle)
+	// The SDK's core, without its GRPC server (package grpcplugin): this
+	// process starts for every pod, and pays for every package it links.
+	plugin.RunExec(p.handle)
 }
 
 func flagNames(fs *pflag.FlagSet) string {

@@ -47,7 +47,7 @@ func newPodSecurityPolicy(o *options) (*podSecurityPolicy, error) {
 }
 
 // admit decides on one request.
-// handle is admit as an execplugin.Handler: the policy always decides.
+// handle is admit as a plugin.Handler: the policy always decides.
 func (p *podSecurityPolicy) handle(_ context.Context, req *podadmissionv1alpha1.PodAdmissionRequest) (*podadmissionv1alpha1.PodAdmissionResponse, error) {
 	return p.admit(req), nil
 }

@@ -13,12 +13,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	configv1alpha1 "github.com/podadmission/podadmission/pkg/apis/config/v1alpha1"
 	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
-	"github.com/podadmission/podadmission/pkg/kubelet/podadmission"
-	execplugin "github.com/podadmission/podadmission/pkg/kubelet/podadmission/exec"
+	"github.com/podadmission/podadmission/pkg/kubelet/podadmission/exectransport"
+	"github.com/podadmission/podadmission/pkg/kubelet/podadmission/transport"
 )
 
 // These tests run the plugin binary as the kubelet does: through the Exec
@@ -68,16 +67,17 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func execPlugin(t *testing.T, args ...string) *execplugin.Plugin {
+func execPlugin(t *testing.T, args ...string) *exectransport.Plugin {
 	t.Helper()
-	cfg := &configv1alpha1.PluginConfig{Name: "pod-security", Type: configv1alpha1.ExecPluginType, Args: args, Timeout: &metav1.Duration{Duration: 10 * time.Second}}
-	p, err := execplugin.New(cfg, binDir(t))
+	cfg := &configv1alpha1.PluginConfig{Name: "pod-security", Type: configv1alpha1.ExecPluginType, Args: args}
+	p, err := exectransport.New(cfg, binDir(t))
 	require.NoError(t, err)
 	return p
 }
 
 func admitRequest(pod *corev1.Pod) *podadmissionv1alpha1.PodAdmissionRequest {
 	req := request(pod, false)
+	req.TypeMeta = podadmissionv1alpha1.RequestTypeMeta()
 	req.UID = "call-1"
 	return req
 }
@@ -109,8 +109,8 @@ func TestBinaryFlagErrorsReachTheKubeletLog(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := execPlugin(t, tc.args...).Admit(context.Background(), admitRequest(hostNetworkPod("team-a")))
-			require.EqualError(t, err, `pod admission plugin "pod-security": exited with code 1`)
-			assert.Equal(t, tc.want, podadmission.PluginStderr(err))
+			require.EqualError(t, err, `exited with code 1`)
+			assert.Equal(t, tc.want, transport.Stderr(err))
 		})
 	}
 }

@@ -1,6 +1,6 @@
 // Package plugin is the SDK for pod admission plugins: a plugin author writes
-// one Handler and runs it either as an Exec plugin (one process per call) or
-// as a GRPC plugin daemon on a unix socket.
+// one Handler and runs it either as an Exec plugin (one process per call) or,
+// with package grpcplugin, as a GRPC plugin daemon on a unix socket.
 //
 // An Exec plugin, installed as <--pod-admission-plugin-bin-dir>/<name>:
 //
@@ -17,11 +17,14 @@
 //
 //	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 //	defer stop()
-//	err := plugin.ServeGRPC(ctx, "/run/podadmission/hostnet.sock", handler)
+//	err := grpcplugin.Serve(ctx, "/run/podadmission/hostnet.sock", handler)
 //
 // A handler returns a Response to decide, or an error when it cannot decide
 // (the kubelet then applies the plugin's failurePolicy). The SDK fills in the
 // response's apiVersion, kind and uid, and checks it before sending, so a
 // mistake such as a rejection without a reason is reported by the plugin
 // itself.
+//
+// This package does not link the GRPC server: an Exec plugin starts once per
+// pod it judges, and pays for every package it links at every start.
 package plugin

@@ -4,10 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/signal"
 	"strings"
-	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/podadmission/podadmission/pkg/plugin"
@@ -51,39 +48,4 @@ func ExampleDenyRetryAfter() {
 	fmt.Println(resp.Reason, *resp.RetryAfterSeconds)
 	// Output:
 	// QuotaExhausted 90
-}
-
-// A GRPC plugin daemon serves the same handler on a unix socket until it is
-// told to stop.
-func ExampleServeGRPC() {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	if err := plugin.ServeGRPC(ctx, "/run/podadmission/no-host-network.sock", noHostNetwork); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-}
-
-// A GRPC plugin whose policy changes tells the kubelet to evaluate again the
-// pods it blocks, instead of letting them wait for their back-off.
-func ExampleServer_ReevaluateAll() {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-
-	var allowed atomic.Bool // the policy: flipped by some watch of the world
-	server := plugin.NewServer(func(context.Context, *plugin.Request) (*plugin.Response, error) {
-		if allowed.Load() {
-			return plugin.Allow(), nil
-		}
-		return plugin.Deny("MaintenanceWindow", "the node is in a maintenance window"), nil
-	})
-	go func() {
-		time.Sleep(10 * time.Minute) // the maintenance window ends
-		allowed.Store(true)
-		server.ReevaluateAll()
-	}()
-	if err := server.Serve(ctx, "unix:///run/podadmission/maintenance.sock"); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
 }

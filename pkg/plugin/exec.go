@@ -2,25 +2,57 @@ package plugin
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"os"
+	"os/signal"
+	"syscall"
 
-	"github.com/podadmission/podadmission/pkg/plugin/execplugin"
+	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
 )
 
 // RunExec runs h as an Exec plugin: it reads one request from stdin, calls h
 // and writes the response to stdout, then exits 0. When anything fails (an
 // invalid request, an error from h, an invalid response) it writes the error
-// to stderr and exits 1; the kubelet reports that error, with the plugin's
-// name, as the reason the pod is blocked. ctx given to h is canceled on
-// SIGTERM or SIGINT. (Package execplugin does the same without linking the
-// GRPC server, for Exec plugins that want to start faster.)
+// to stderr and exits 1; the kubelet logs that stderr and holds the pod with
+// the reason that the plugin exited with code 1. ctx given to h is canceled
+// on SIGTERM or SIGINT.
 func RunExec(h Handler) {
-	execplugin.Run(h)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	err := HandleExec(ctx, h, os.Stdin, os.Stdout)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(0)
 }
 
 // HandleExec is RunExec without the process around it: it reads one request
 // from r, calls h and writes the response to w. It is what tests of a plugin
 // call.
 func HandleExec(ctx context.Context, h Handler, r io.Reader, w io.Writer) error {
-	return execplugin.Handle(ctx, h, r, w)
+	data, err := io.ReadAll(io.LimitReader(r, podadmissionv1alpha1.MaxRequestSize+1))
+	if err != nil {
+		return fmt.Errorf("cannot read the request: %w", err)
+	}
+	if len(data) > podadmissionv1alpha1.MaxRequestSize {
+		return fmt.Errorf("invalid request: larger than %s", podadmissionv1alpha1.SizeInMiB(podadmissionv1alpha1.MaxRequestSize))
+	}
+	req, err := podadmissionv1alpha1.DecodeRequest(data)
+	if err != nil {
+		return err
+	}
+	resp, err := Respond(ctx, h, req)
+	if err != nil {
+		return err
+	}
+	out, err := podadmissionv1alpha1.EncodeResponse(resp, req)
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(append(out, '\n')); err != nil {
+		return fmt.Errorf("cannot write the response: %w", err)
+	}
+	return nil
 }

@@ -1,13 +1,14 @@
 package plugin
 
 import (
+	"context"
+	"errors"
 	"math"
 	"time"
 
 	"k8s.io/utils/ptr"
 
 	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
-	"github.com/podadmission/podadmission/pkg/plugin/execplugin"
 )
 
 // Request is what the kubelet asks: may this pod start on this node?
@@ -21,7 +22,7 @@ type Response = podadmissionv1alpha1.PodAdmissionResponse
 // cannot decide; the error is reported to the kubelet, which applies the
 // plugin's failurePolicy. ctx ends when the kubelet gives up on the call.
 // A GRPC plugin calls its handler concurrently.
-type Handler = execplugin.Handler
+type Handler = func(ctx context.Context, req *Request) (*Response, error)
 
 // Allow admits the pod.
 func Allow() *Response {
@@ -46,4 +47,24 @@ func DenyRetryAfter(reason, message string, after time.Duration) *Response {
 	seconds := math.Ceil(after.Seconds())
 	resp.RetryAfterSeconds = ptr.To(int32(min(seconds, math.MaxInt32)))
 	return resp
+}
+
+var errNoResponse = errors.New("handler returned neither a response nor an error")
+
+// Respond runs h on req and returns its response ready to send: a copy with
+// the envelope (apiVersion, kind, uid) filled in from req. RunExec answers
+// with it, and so does the GRPC server of package grpcplugin.
+func Respond(ctx context.Context, h Handler, req *Request) (*Response, error) {
+	resp, err := h(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if resp == nil {
+		return nil, errNoResponse
+	}
+	r := *resp
+	r.APIVersion = req.APIVersion
+	r.Kind = podadmissionv1alpha1.PodAdmissionResponseKind
+	r.UID = req.UID
+	return &r, nil
 }

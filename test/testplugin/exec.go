@@ -28,7 +28,7 @@ func runExec(o *options) {
 		fmt.Println("this is not a PodAdmissionResponse")
 		os.Exit(0)
 	case modeHuge:
-		chunk := bytes.Repeat([]byte("x"), 1<<20)
+		chunk := bytes.Repeat([]byte("x"), podadmissionv1alpha1.MaxResponseSize)
 		for range 10 {
 			if _, err := os.Stdout.Write(chunk); err != nil {
 				fail(err)

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podadmission/podadmission/pkg/plugin"
+	"github.com/podadmission/podadmission/pkg/plugin/grpcplugin"
 )
 
 // decisionFilePollInterval is how often the GRPC daemon looks at the
@@ -24,7 +25,7 @@ func runGRPC(o *options) {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	d := &daemon{options: o, denied: map[types.UID]struct{}{}}
-	d.server = plugin.NewServer(d.handle)
+	d.server = grpcplugin.NewServer(d.handle)
 	if o.decisionFile != "" {
 		go d.watchDecisionFile(ctx)
 	}
@@ -38,7 +39,7 @@ func runGRPC(o *options) {
 // to ask for exactly those to be evaluated again when the decision changes.
 type daemon struct {
 	*options
-	server *plugin.Server
+	server *grpcplugin.Server
 	mu     sync.Mutex
 	denied map[types.UID]struct{}
 }

@@ -17,9 +17,9 @@ import (
 
 	configv1alpha1 "github.com/podadmission/podadmission/pkg/apis/config/v1alpha1"
 	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
-	"github.com/podadmission/podadmission/pkg/kubelet/podadmission"
-	execplugin "github.com/podadmission/podadmission/pkg/kubelet/podadmission/exec"
-	grpcplugin "github.com/podadmission/podadmission/pkg/kubelet/podadmission/grpc"
+	"github.com/podadmission/podadmission/pkg/kubelet/podadmission/exectransport"
+	"github.com/podadmission/podadmission/pkg/kubelet/podadmission/grpctransport"
+	"github.com/podadmission/podadmission/pkg/kubelet/podadmission/transport"
 	"github.com/podadmission/podadmission/test/testplugin/build"
 )
 
@@ -34,9 +34,10 @@ func TestMain(m *testing.M) {
 
 func request(uid types.UID, podUID types.UID) *podadmissionv1alpha1.PodAdmissionRequest {
 	return &podadmissionv1alpha1.PodAdmissionRequest{
-		UID:     uid,
-		Pod:     &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "pod-" + string(podUID), UID: podUID}},
-		Attempt: 1,
+		TypeMeta: podadmissionv1alpha1.RequestTypeMeta(),
+		UID:      uid,
+		Pod:      &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "pod-" + string(podUID), UID: podUID}},
+		Attempt:  1,
 	}
 }
 
@@ -48,11 +49,11 @@ func tempDir(t *testing.T) string {
 	return dir
 }
 
-func execPlugin(t *testing.T, args ...string) *execplugin.Plugin {
+func execPlugin(t *testing.T, args ...string) *exectransport.Plugin {
 	dir := tempDir(t)
 	_, err := build.Install(dir, "testplugin")
 	require.NoError(t, err)
-	p, err := execplugin.New(&configv1alpha1.PluginConfig{Name: "testplugin", Type: configv1alpha1.ExecPluginType, Args: args}, dir)
+	p, err := exectransport.New(&configv1alpha1.PluginConfig{Name: "testplugin", Type: configv1alpha1.ExecPluginType, Args: args}, dir)
 	require.NoError(t, err)
 	return p
 }
@@ -77,8 +78,8 @@ func TestExecDecisionFileIsReadAtEveryCall(t *testing.T) {
 
 	require.NoError(t, os.WriteFile(decision, []byte("maybe"), 0o644))
 	_, err = p.Admit(context.Background(), request("call-3", "b"))
-	require.EqualError(t, err, `pod admission plugin "testplugin": exited with code 1`)
-	assert.Equal(t, fmt.Sprintf(`"decision file %s: want \"allow\" or \"deny <Reason> <message>\", got \"maybe\""`, decision), podadmission.PluginStderr(err))
+	require.EqualError(t, err, `exited with code 1`)
+	assert.Equal(t, fmt.Sprintf(`"decision file %s: want \"allow\" or \"deny <Reason> <message>\", got \"maybe\""`, decision), transport.Stderr(err))
 
 	calls, err := os.ReadFile(log)
 	require.NoError(t, err)
@@ -128,10 +129,11 @@ func TestGRPCPushAll(t *testing.T) {
 		assert.NoError(t, daemon.Wait(), "the daemon stops cleanly on SIGINT")
 	})
 
-	p, err := grpcplugin.New(&configv1alpha1.PluginConfig{Name: "testplugin", Type: configv1alpha1.GRPCPluginType, Endpoint: socket})
+	p, err := grpctransport.New(&configv1alpha1.PluginConfig{Name: "testplugin", Type: configv1alpha1.GRPCPluginType, Endpoint: socket})
 	require.NoError(t, err)
+	p.Start()
 	t.Cleanup(func() { p.Close() })
-	require.Equal(t, podadmission.Reevaluation{All: true}, next(t, p), "on connection")
+	require.Equal(t, transport.Reevaluation{All: true}, next(t, p), "on connection")
 
 	resp, err := p.Admit(context.Background(), request("call-1", "a"))
 	require.NoError(t, err)
@@ -140,14 +142,14 @@ func TestGRPCPushAll(t *testing.T) {
 
 	time.Sleep(200 * time.Millisecond) // let the WatchReevaluations stream open
 	require.NoError(t, os.WriteFile(decision, []byte("allow"), 0o644))
-	assert.Equal(t, podadmission.Reevaluation{All: true}, next(t, p), "on the decision change")
+	assert.Equal(t, transport.Reevaluation{All: true}, next(t, p), "on the decision change")
 
 	calls, err := os.ReadFile(log)
 	require.NoError(t, err)
 	assert.Equal(t, "ns/pod-a uid=a attempt=1 static=false\n", string(calls))
 }
 
-func next(t *testing.T, p *grpcplugin.Plugin) podadmission.Reevaluation {
+func next(t *testing.T, p *grpctransport.Plugin) transport.Reevaluation {
 	t.Helper()
 	select {
 	case r := <-p.Reevaluations():
@@ -155,5 +157,5 @@ func next(t *testing.T, p *grpcplugin.Plugin) podadmission.Reevaluation {
 	case <-time.After(10 * time.Second):
 		require.FailNow(t, "no re-evaluation within 10s")
 	}
-	return podadmission.Reevaluation{}
+	return transport.Reevaluation{}
 }

@@ -3,6 +3,7 @@ package transportbench
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -14,211 +15,285 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/klog/v2"
-	"k8s.io/utils/ptr"
+	"k8s.io/kubernetes/pkg/kubelet/lifecycle"
 
-	configv1alpha1 "github.com/podadmission/podadmission/pkg/apis/config/v1alpha1"
 	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
 	"github.com/podadmission/podadmission/pkg/kubelet/podadmission"
-	execplugin "github.com/podadmission/podadmission/pkg/kubelet/podadmission/exec"
-	grpcplugin "github.com/podadmission/podadmission/pkg/kubelet/podadmission/grpc"
-	"github.com/podadmission/podadmission/pkg/plugin"
-	"github.com/podadmission/podadmission/test/testplugin/build"
+	"github.com/podadmission/podadmission/test/transportbench/benchpod"
+	"github.com/podadmission/podadmission/test/transportbench/echo"
 )
 
+// binDir holds the plugins, built once for every benchmark.
+var binDir string
+
 func TestMain(m *testing.M) {
-	// The transports log connections; keep the benchmark output a table.
+	// The manager logs connections; keep the benchmark output a table.
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(klogFlags)
 	_ = klogFlags.Set("logtostderr", "false")
 	_ = klogFlags.Set("stderrthreshold", "FATAL")
 	klog.SetOutput(io.Discard)
+	flag.Parse()
+	if benchmarking() {
+		var err error
+		if binDir, err = buildPlugins(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
 	code := m.Run()
-	build.Cleanup()
+	if binDir != "" {
+		os.RemoveAll(filepath.Dir(binDir))
+	}
 	os.Exit(code)
 }
 
-// benchRequest is a request for a typical workload pod: two containers with
-// resources, probes, env and volumes (about 3 KB of JSON).
-func benchRequest(i int) *podadmissionv1alpha1.PodAdmissionRequest {
-	container := func(name, image string) corev1.Container {
-		return corev1.Container{
-			Name:  name,
-			Image: image,
-			Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080, Protocol: corev1.ProtocolTCP}},
-			Env:   []corev1.EnvVar{{Name: "LOG_LEVEL", Value: "info"}, {Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}},
-			Resources: corev1.ResourceRequirements{
-				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
-				Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")},
-			},
-			VolumeMounts:   []corev1.VolumeMount{{Name: "config", MountPath: "/etc/app"}},
-			ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8080)}}, PeriodSeconds: 5},
-		}
-	}
-	return &podadmissionv1alpha1.PodAdmissionRequest{
-		UID: types.UID(fmt.Sprintf("call-%d", i)),
-		Pod: &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{
-				Namespace: "team-a", Name: "web-7d9f8c6b5-x2x4z", UID: "1f0c2a9e-3b1d-4a8e-9c55-0d7c3c1e2b7a",
-				Labels:          map[string]string{"app": "web", "pod-template-hash": "7d9f8c6b5", "team": "a"},
-				Annotations:     map[string]string{"kubectl.kubernetes.io/restartedAt": "2026-11-29T10:00:00Z"},
-				OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-7d9f8c6b5", UID: "5b2e", Controller: ptr.To(true)}},
-			},
-			Spec: corev1.PodSpec{
-				Containers:         []corev1.Container{container("web", "registry.example/web:1.4.2"), container("sidecar", "registry.example/proxy:2.0.1")},
-				Volumes:            []corev1.Volume{{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "web-config"}}}}},
-				ServiceAccountName: "web",
-				NodeName:           "node-a",
-				Tolerations:        []corev1.Toleration{{Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute}},
-			},
-		},
-		Node: podadmissionv1alpha1.NodeInfo{
-			Name:     "node-a",
-			Labels:   map[string]string{"kubernetes.io/hostname": "node-a", "topology.kubernetes.io/zone": "eu-1a"},
-			NodeInfo: corev1.NodeSystemInfo{KernelVersion: "6.1.0-28-amd64", OSImage: "Debian GNU/Linux 12 (bookworm)", ContainerRuntimeVersion: "containerd://2.1.0", KubeletVersion: "v1.37.2", OperatingSystem: "linux", Architecture: "amd64"},
-		},
-		Attempt: 1,
-	}
+// benchmarking says whether -test.bench selects a benchmark.
+func benchmarking() bool {
+	f := flag.Lookup("test.bench")
+	return f != nil && f.Value.String() != ""
 }
 
-// benchAdmit calls admit b.N times and reports latency percentiles.
-func benchAdmit(b *testing.B, admit func(ctx context.Context, req *podadmissionv1alpha1.PodAdmissionRequest) (*podadmissionv1alpha1.PodAdmissionResponse, error)) {
-	ctx := context.Background()
-	reqs := make([]*podadmissionv1alpha1.PodAdmissionRequest, 64)
-	for i := range reqs {
-		reqs[i] = benchRequest(i)
+// buildPlugins builds the plugins as the release builds its plugins (static,
+// stripped) into a trusted bin dir, and returns it.
+func buildPlugins() (string, error) {
+	root, err := os.MkdirTemp("", "podadm-bench")
+	if err != nil {
+		return "", err
 	}
-	latencies := make([]time.Duration, 0, b.N)
+	dir := filepath.Join(root, "bin")
+	for _, d := range []string{root, dir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return "", err
+		}
+		if err := os.Chmod(d, 0o755); err != nil {
+			return "", err
+		}
+	}
+	for _, name := range []string{"minimal", "sdkexec", "sdkgrpc", "echo"} {
+		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", filepath.Join(dir, name), "./plugins/"+name)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return "", fmt.Errorf("go build ./plugins/%s: %v\n%s", name, err, out)
+		}
+	}
+	return dir, nil
+}
+
+// record times each call of a benchmark and reports p50-µs, p99-µs and
+// max-µs besides Go's mean (ns/op).
+type record struct {
+	b         *testing.B
+	latencies []time.Duration
+}
+
+func newRecord(b *testing.B) *record {
 	b.ReportAllocs()
+	return &record{b: b, latencies: make([]time.Duration, 0, b.N)}
+}
+
+func (r *record) add(d time.Duration) { r.latencies = append(r.latencies, d) }
+
+func (r *record) report() {
+	slices.Sort(r.latencies)
+	percentile := func(p float64) float64 {
+		return float64(r.latencies[int(p*float64(len(r.latencies)-1))].Nanoseconds()) / 1e3
+	}
+	r.b.ReportMetric(percentile(0.50), "p50-µs")
+	r.b.ReportMetric(percentile(0.99), "p99-µs")
+	r.b.ReportMetric(percentile(1), "max-µs")
+}
+
+// benchManager admits a new pod b.N times through a Manager whose one
+// plugin the configuration plugin describes (the kubelet's path:
+// SoftAdmit, the chain, the transport, the plugin and back).
+func benchManager(b *testing.B, plugin string) {
+	configDir := filepath.Join(filepath.Dir(binDir), b.Name())
+	if err := os.Mkdir(configDir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	defer os.RemoveAll(configDir)
+	config := "apiVersion: podadmission.kubelet.config.k8s.io/v1alpha1\nkind: PodAdmissionConfiguration\nplugins:\n" + plugin
+	if err := os.WriteFile(filepath.Join(configDir, "10-bench.yaml"), []byte(config), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	m, err := podadmission.NewManager(podadmission.Options{
+		ConfigPath: configDir, BinDir: binDir, NodeName: "node-a",
+		GetNode: func() (*corev1.Node, error) { return benchpod.BenchNode(), nil },
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := b.Context()
+	m.Start(ctx)
+	defer m.Stop()
+
+	pod := benchpod.BenchPod()
+	admit := func(uid types.UID) {
+		pod.UID = uid
+		result, _ := m.SoftAdmit(ctx, &lifecycle.PodAdmitAttributes{Pod: pod})
+		if !result.Admit {
+			b.Fatalf("not admitted: %s: %s", result.Reason, result.Message)
+		}
+	}
+	// A GRPC plugin connects in the background.
+	deadline := time.Now().Add(10 * time.Second)
+	for i := 0; ; i++ {
+		pod.UID = types.UID(fmt.Sprintf("warm-up-%d", i))
+		if result, _ := m.SoftAdmit(ctx, &lifecycle.PodAdmitAttributes{Pod: pod}); result.Admit {
+			break
+		} else if time.Now().After(deadline) {
+			b.Fatalf("the plugin never admitted the pod: %s", result.Message)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	uids := make([]types.UID, b.N)
+	for i := range uids {
+		uids[i] = types.UID(fmt.Sprintf("pod-%d", i))
+	}
+
+	r := newRecord(b)
 	b.ResetTimer()
 	for i := range b.N {
 		start := time.Now()
-		resp, err := admit(ctx, reqs[i%len(reqs)])
-		latencies = append(latencies, time.Since(start))
-		if err != nil {
-			b.Fatal(err)
-		}
-		if !resp.Allowed {
-			b.Fatalf("not allowed: %+v", resp)
-		}
+		admit(uids[i])
+		r.add(time.Since(start))
 	}
 	b.StopTimer()
-	slices.Sort(latencies)
-	percentile := func(p float64) float64 {
-		return float64(latencies[int(p*float64(len(latencies)-1))].Nanoseconds()) / 1e3
-	}
-	b.ReportMetric(percentile(0.50), "p50-µs")
-	b.ReportMetric(percentile(0.99), "p99-µs")
-	b.ReportMetric(percentile(1), "max-µs")
+	r.report()
 }
 
-// BenchmarkAdmitInProcess is the baseline: the same codec and SDK handling
-// as an Exec plugin, without a process or a socket.
-func BenchmarkAdmitInProcess(b *testing.B) {
-	allow := func(context.Context, *plugin.Request) (*plugin.Response, error) { return plugin.Allow(), nil }
-	var out bytes.Buffer
-	benchAdmit(b, func(ctx context.Context, req *podadmissionv1alpha1.PodAdmissionRequest) (*podadmissionv1alpha1.PodAdmissionResponse, error) {
-		r := *req
-		r.APIVersion = podadmissionv1alpha1.SchemeGroupVersion.String()
-		in, err := podadmissionv1alpha1.EncodeRequest(&r)
-		if err != nil {
-			return nil, err
+// BenchmarkAdmitBareExec is the Exec reference: fork+exec of the minimal
+// stdlib-only static binary with the request's JSON on stdin, its answer
+// read from stdout and decoded. No trust check, no containment, no manager.
+func BenchmarkAdmitBareExec(b *testing.B) {
+	request := benchRequestJSON(b)
+	path := filepath.Join(binDir, "minimal")
+	r := newRecord(b)
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		var out bytes.Buffer
+		cmd := exec.Command(path)
+		cmd.Stdin = bytes.NewReader(request)
+		cmd.Stdout = &out
+		if err := cmd.Run(); err != nil {
+			b.Fatal(err)
 		}
-		out.Reset()
-		if err := plugin.HandleExec(ctx, allow, bytes.NewReader(in), &out); err != nil {
-			return nil, err
+		var resp struct{ Allowed bool }
+		if err := json.Unmarshal(out.Bytes(), &resp); err != nil || !resp.Allowed {
+			b.Fatalf("answer %q: %v", out.Bytes(), err)
 		}
-		return podadmissionv1alpha1.DecodeResponse(out.Bytes(), &r)
-	})
+		r.add(time.Since(start))
+	}
+	b.StopTimer()
+	r.report()
 }
 
-// BenchmarkAdmitExec runs the test plugin, built with the SDK.
-func BenchmarkAdmitExec(b *testing.B) {
-	binDir := b.TempDir()
-	if err := os.Chmod(binDir, 0o755); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := build.Install(binDir, "allow"); err != nil {
-		b.Fatal(err)
-	}
-	benchExec(b, binDir, "allow", "--mode=allow")
+// BenchmarkAdmitExecSDK admits through the manager and its Exec transport,
+// the plugin a process of sdkexec, written with the SDK.
+func BenchmarkAdmitExecSDK(b *testing.B) {
+	benchManager(b, "- name: sdkexec\n  type: Exec\n")
 }
 
-// BenchmarkAdmitExecMinimal runs minimalplugin: the Exec transport and a
-// Go process, without the cost of the SDK's packages.
-func BenchmarkAdmitExecMinimal(b *testing.B) {
-	binDir := b.TempDir()
-	if err := os.Chmod(binDir, 0o755); err != nil {
-		b.Fatal(err)
-	}
-	out, err := exec.Command("go", "build", "-o", filepath.Join(binDir, "minimal"), "./minimalplugin").CombinedOutput()
-	if err != nil {
-		b.Fatalf("go build ./minimalplugin: %v\n%s", err, out)
-	}
-	benchExec(b, binDir, "minimal")
+// BenchmarkAdmitExecStdlib is BenchmarkAdmitExecSDK with the minimal
+// plugin: what the manager and the Exec transport add to a bare exec.
+func BenchmarkAdmitExecStdlib(b *testing.B) {
+	benchManager(b, "- name: minimal\n  type: Exec\n")
 }
 
-func benchExec(b *testing.B, binDir, name string, args ...string) {
-	p, err := execplugin.New(&configv1alpha1.PluginConfig{
-		Name: name, Type: configv1alpha1.ExecPluginType, Args: args,
-		Timeout: &metav1.Duration{Duration: 5 * time.Second},
-	}, binDir)
+// BenchmarkAdmitBareGRPC is the GRPC reference: a unary call that sends the
+// request's JSON to an echo server (another process) on a unix socket and
+// gets it back.
+func BenchmarkAdmitBareGRPC(b *testing.B) {
+	socket := startDaemon(b, "echo")
+	conn, err := grpc.NewClient("unix://"+socket, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer p.Close()
-	benchAdmit(b, p.Admit)
+	defer conn.Close()
+	request := &wrapperspb.BytesValue{Value: benchRequestJSON(b)}
+	ctx := b.Context()
+	call := func() {
+		callCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		out := &wrapperspb.BytesValue{}
+		if err := conn.Invoke(callCtx, echo.Method, request, out); err != nil {
+			b.Fatal(err)
+		}
+		if len(out.Value) != len(request.Value) {
+			b.Fatalf("echoed %d bytes of %d", len(out.Value), len(request.Value))
+		}
+	}
+	call() // connect
+	r := newRecord(b)
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		call()
+		r.add(time.Since(start))
+	}
+	b.StopTimer()
+	r.report()
 }
 
-func BenchmarkAdmitGRPC(b *testing.B) {
-	bin, err := build.Binary()
+// BenchmarkAdmitGRPCSDK admits through the manager and its GRPC transport,
+// the plugin a daemon of sdkgrpc (another process), written with the SDK.
+func BenchmarkAdmitGRPCSDK(b *testing.B) {
+	socket := startDaemon(b, "sdkgrpc")
+	benchManager(b, "- name: sdkgrpc\n  type: GRPC\n  endpoint: unix://"+socket+"\n")
+}
+
+// startDaemon runs the daemon binDir/name on a new socket until the
+// benchmark ends and returns the socket.
+func startDaemon(b *testing.B, name string) string {
+	dir, err := os.MkdirTemp(filepath.Dir(binDir), "run")
 	if err != nil {
 		b.Fatal(err)
 	}
-	dir, err := os.MkdirTemp("", "podadm-bench")
-	if err != nil {
+	if err := os.Chmod(dir, 0o755); err != nil {
 		b.Fatal(err)
 	}
-	defer os.RemoveAll(dir)
-	socket := filepath.Join(dir, "allow.sock")
-	daemon := exec.Command(bin, "--serve="+socket, "--mode=allow")
+	socket := filepath.Join(dir, name+".sock")
+	daemon := exec.Command(filepath.Join(binDir, name), socket)
+	daemon.Stderr = os.Stderr
 	if err := daemon.Start(); err != nil {
 		b.Fatal(err)
 	}
-	defer func() {
+	b.Cleanup(func() {
 		_ = daemon.Process.Kill()
 		_ = daemon.Wait()
-	}()
-	waitServing(b, socket)
+		os.RemoveAll(dir)
+	})
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if conn, err := net.Dial("unix", socket); err == nil {
+			conn.Close()
+			return socket
+		}
+	}
+	b.Fatalf("%s does not serve on %s", name, socket)
+	return ""
+}
 
-	p, err := grpcplugin.New(&configv1alpha1.PluginConfig{
-		Name: "allow", Type: configv1alpha1.GRPCPluginType, Endpoint: "unix://" + socket,
-		Timeout: &metav1.Duration{Duration: 5 * time.Second},
+// benchRequestJSON is the request the kubelet sends an Exec plugin for the
+// benchmark's pod.
+func benchRequestJSON(b *testing.B) []byte {
+	node := benchpod.BenchNode()
+	data, err := podadmissionv1alpha1.EncodeRequest(&podadmissionv1alpha1.PodAdmissionRequest{
+		TypeMeta: podadmissionv1alpha1.RequestTypeMeta(),
+		UID:      "1b4e28ba-2fa1-11d2-883f-0016d3cca427",
+		Pod:      benchpod.BenchPod(),
+		Node:     podadmissionv1alpha1.NodeInfo{Name: node.Name, Labels: node.Labels, NodeInfo: node.Status.NodeInfo},
+		Attempt:  1,
 	})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer p.Close()
-	go drain(p.Reevaluations())
-	benchAdmit(b, p.Admit)
-}
-
-func waitServing(b *testing.B, socket string) {
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if conn, err := net.Dial("unix", socket); err == nil {
-			conn.Close()
-			return
-		}
-	}
-	b.Fatalf("the test plugin does not serve on %s", socket)
-}
-
-func drain(ch <-chan podadmission.Reevaluation) {
-	for range ch {
-	}
+	return data
 }

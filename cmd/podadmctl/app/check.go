@@ -18,7 +18,6 @@ import (
 	configv1alpha1 "github.com/podadmission/podadmission/pkg/apis/config/v1alpha1"
 	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
 	"github.com/podadmission/podadmission/pkg/kubelet/podadmission"
-	"github.com/podadmission/podadmission/pkg/kubelet/podadmission/transports"
 )
 
 // The paths of the release's kubelet drop-in (build/release).
@@ -82,7 +81,7 @@ func (o *checkOptions) run(ctx context.Context, s streams) error {
 	if err != nil {
 		return usageError(err)
 	}
-	cfg, err := podadmission.LoadConfig(o.configPath)
+	cfg, err := podadmission.LoadNodeConfig(o.configPath, o.binDir)
 	if err != nil {
 		printErrors(s, err)
 		return &exitError{code: ExitError, err: fmt.Errorf("%s: invalid pod admission configuration", o.configPath)}
@@ -90,7 +89,7 @@ func (o *checkOptions) run(ctx context.Context, s streams) error {
 	if err := o.checkBinDir(cfg); err != nil {
 		return usageError(err)
 	}
-	chain, err := podadmission.NewChain(cfg, transports.New, o.binDir)
+	chain, err := podadmission.NewChain(cfg, o.binDir)
 	if err != nil {
 		return usageError(err)
 	}

@@ -4,15 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/kubernetes/pkg/kubelet/lifecycle"
 
 	"github.com/podadmission/podadmission/pkg/kubelet/podadmission"
-	"github.com/podadmission/podadmission/pkg/kubelet/podadmission/transports"
 )
 
 // TestCheckGivesTheKubeletsVerdict runs pods through podadmctl check and
@@ -112,10 +116,10 @@ func TestCheckGivesTheKubeletsVerdict(t *testing.T) {
 		ConfigPath: configDir,
 		BinDir:     binDir,
 		NodeName:   "node-1",
-		NewPlugin:  transports.New,
 	})
 	require.NoError(t, err)
 	manager.Start(t.Context())
+	t.Cleanup(manager.Stop)
 
 	for i, tc := range cases {
 		t.Run("kubelet/"+tc.name, func(t *testing.T) {
@@ -148,4 +152,111 @@ func podManifest(name, namespace, labels string) string {
 	}
 	b.WriteString("spec:\n  containers:\n  - name: c\n    image: registry.example/app:1\n")
 	return b.String()
+}
+
+// TestValidateGivesTheKubeletsVerdict loads the same configuration trees,
+// good, bad, untrusted and partial, with podadmctl validate and with the
+// kubelet's loader (NewManager, what the kubelet calls at start), and
+// requires the same verdict and the same messages: validate prints every
+// error the kubelet would refuse to start with, and nothing else.
+func TestValidateGivesTheKubeletsVerdict(t *testing.T) {
+	type tree struct{ configDir, binDir string }
+	newTree := func(t *testing.T, files map[string]string, binaries ...string) tree {
+		tr := tree{configDir: trustedDir(t, "config"), binDir: trustedDir(t, "bin")}
+		for name, content := range files {
+			writeFile(t, tr.configDir, name, content)
+		}
+		installTestPlugin(t, tr.binDir, binaries...)
+		return tr
+	}
+	good := map[string]string{
+		"10-exec.yaml": configHeader + "- name: pss\n  type: Exec\n  args: [--mode=allow]\n",
+		"20-grpc.yaml": configHeader + "- name: gate\n  type: GRPC\n  endpoint: unix:///run/podadmission/gate.sock\n",
+	}
+	// valid is what the kubelet makes of each tree, so that the test
+	// compares verdicts of both kinds.
+	valid := map[string]bool{"good": true, "good, an executable not installed yet": true}
+	cases := map[string]func(t *testing.T) tree{
+		"good":                                  func(t *testing.T) tree { return newTree(t, good, "pss") },
+		"good, an executable not installed yet": func(t *testing.T) tree { return newTree(t, good) },
+		"bad values, a typo, a duplicate name": func(t *testing.T) tree {
+			return newTree(t, map[string]string{
+				"10-a.yaml": configHeader + "- name: a\n  type: Exec\n  timeout: 0s\n- name: b\n  type: GRPC\n  endpoint: relative.sock\n",
+				"20-b.yaml": configHeader + "- name: a\n  type: Exec\n- name: c\n  type: Exec\n  timeot: 1s\n",
+			}, "a")
+		},
+		"untrusted file": func(t *testing.T) tree {
+			tr := newTree(t, good, "pss")
+			require.NoError(t, os.Chmod(filepath.Join(tr.configDir, "10-exec.yaml"), 0o666))
+			return tr
+		},
+		"untrusted directory above": func(t *testing.T) tree {
+			tr := newTree(t, good, "pss")
+			require.NoError(t, os.Chown(filepath.Dir(tr.configDir), 65534, 65534))
+			return tr
+		},
+		"untrusted bin dir": func(t *testing.T) tree {
+			tr := newTree(t, good, "pss")
+			require.NoError(t, os.Chmod(tr.binDir, 0o777))
+			return tr
+		},
+		"executable symlinked into another user's directory": func(t *testing.T) tree {
+			tr := newTree(t, good)
+			vendor := trustedDir(t, "vendor")
+			installTestPlugin(t, vendor, "pss")
+			require.NoError(t, os.Symlink(filepath.Join(vendor, "pss"), filepath.Join(tr.binDir, "pss")))
+			require.NoError(t, os.Chown(vendor, 65534, 65534))
+			return tr
+		},
+		"half-written file": func(t *testing.T) tree {
+			return newTree(t, map[string]string{"10-exec.yaml": configHeader + "- name: pss\n  type: Ex"}, "pss")
+		},
+		"empty file, comments only": func(t *testing.T) tree {
+			return newTree(t, map[string]string{"10-empty.yaml": "", "20-comments.yaml": "# plugins come later\n"}, "pss")
+		},
+		"file open for writing": func(t *testing.T) tree {
+			tr := newTree(t, good, "pss")
+			writer, err := os.OpenFile(filepath.Join(tr.configDir, "20-grpc.yaml"), os.O_WRONLY, 0)
+			require.NoError(t, err)
+			t.Cleanup(func() { writer.Close() })
+			return tr
+		},
+	}
+	for name, setup := range cases {
+		t.Run(name, func(t *testing.T) {
+			tr := setup(t)
+			r := podadmctl(t, "", "validate", tr.configDir, "--bin-dir", tr.binDir)
+
+			manager, kubeletErr := podadmission.NewManager(podadmission.Options{ConfigPath: tr.configDir, BinDir: tr.binDir, NodeName: "node-1"})
+			if manager != nil {
+				manager.Stop()
+			}
+			require.Equal(t, valid[name], kubeletErr == nil, "the kubelet's verdict: %v", kubeletErr)
+			if kubeletErr != nil {
+				assert.Equal(t, ExitRejected, r.code, "the kubelet refuses it: %v", kubeletErr)
+				var want strings.Builder
+				n := 0
+				for _, e := range utilerrors.Flatten(utilerrors.NewAggregate([]error{kubeletErr})).Errors() {
+					fmt.Fprintf(&want, "error: %v\n", e)
+					n++
+				}
+				fmt.Fprintf(&want, "%s: invalid pod admission configuration (%d %s)\n", tr.configDir, n, plural(n, "error", "errors"))
+				assert.Equal(t, want.String(), r.stderr, "the kubelet's errors, word for word")
+				assert.Empty(t, r.stdout)
+				return
+			}
+			require.Equal(t, ExitOK, r.code, "the kubelet accepts it; validate said: %s", r.stderr)
+			cfg, err := podadmission.LoadNodeConfig(tr.configDir, tr.binDir)
+			require.NoError(t, err)
+			var want strings.Builder
+			for _, missing := range podadmission.CheckExecutables(cfg, tr.binDir) {
+				assert.ErrorIs(t, missing, fs.ErrNotExist)
+				fmt.Fprintf(&want, "warning: %v: the kubelet holds the pods this plugin matches until it is installed\n", missing)
+			}
+			assert.Equal(t, want.String(), r.stderr)
+			for i, p := range cfg.Plugins {
+				assert.Regexp(t, fmt.Sprintf(`(?m)^%d\s+%s\s+%s\s+%s\s`, i+1, p.Name, p.Type, regexp.QuoteMeta(p.File)), r.stdout, "the kubelet's plugins, in its order")
+			}
+		})
+	}
 }

@@ -27,27 +27,29 @@ func newValidateCommand(s streams) *cobra.Command {
 		Use:   "validate PATH",
 		Short: "Load a pod admission configuration file or directory as the kubelet does and report every error",
 		Long: `validate loads PATH, a configuration file or directory, with the kubelet's
-loader: files ending in .yaml, .yml or .json in lexical order, strict decoding,
-defaults, validation, duplicate names across files, and the trust checks (the
-files and every directory on the way to them, through symlinks, root owned and
-not group or world writable). It prints every error with its file and field
-and exits 1 if there is one; otherwise it lists the plugins in evaluation
-order, with their defaults filled in.
+own loader, as the kubelet does at start and on every reload: files ending in
+.yaml, .yml or .json in lexical order, strict decoding, defaults, validation,
+duplicate names across files, the trust checks (the files and every directory
+on the way to them, through symlinks, root owned and not group or world
+writable), and the checks of the Exec plugins' executables in --bin-dir (the
+bin dir and each executable, after symlinks every directory on the way to it,
+trusted; a regular executable file). It prints every error with its file and
+field and exits 1 if there is one: the kubelet would refuse to start with the
+configuration, or keep its last good one. Otherwise it lists the plugins in
+evaluation order, with their defaults filled in.
 
-With --bin-dir it also checks every Exec plugin's executable as the kubelet
-checks it at load and before every call: the bin dir and the executable (after
-symlinks, every directory on the way to it) trusted, a regular executable file.
-A missing executable is an error here: the kubelet holds the pods of such a
-plugin until it is installed.`,
+An executable that is not installed yet is no error, as for the kubelet: it
+holds the pods of its plugin until the executable is there. validate warns
+about each one.`,
 		Example: `  podadmctl validate /etc/kubernetes/pod-admission
-  podadmctl validate /etc/kubernetes/pod-admission --bin-dir /usr/libexec/kubernetes/pod-admission
+  podadmctl validate /etc/kubernetes/pod-admission --bin-dir /opt/pod-admission/bin
   podadmctl validate examples/pod-admission/10-pod-security.yaml -o yaml`,
 		Args: exactArgs(1, "PATH"),
 		RunE: func(_ *cobra.Command, args []string) error {
 			return o.run(s, args[0])
 		},
 	}
-	cmd.Flags().StringVar(&o.binDir, "bin-dir", "", "the kubelet's --pod-admission-plugin-bin-dir: also check the Exec plugins' executables")
+	cmd.Flags().StringVar(&o.binDir, "bin-dir", defaultBinDir, `the kubelet's --pod-admission-plugin-bin-dir, where the Exec plugins' executables are; "" for a kubelet without the flag`)
 	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text or yaml (the defaulted configuration, one document per file)")
 	return cmd
 }
@@ -56,43 +58,25 @@ func (o *validateOptions) run(s streams, path string) error {
 	if o.output != "text" && o.output != "yaml" {
 		return usageError(fmt.Errorf("--output %q: want text or yaml", o.output))
 	}
-	cfg, err := podadmission.LoadConfig(path)
-	if err == nil && o.binDir != "" {
-		err = checkExecutables(cfg, o.binDir)
+	if o.binDir != "" && !filepath.IsAbs(o.binDir) {
+		return usageError(fmt.Errorf("--bin-dir %q: must be an absolute path, as the kubelet's --pod-admission-plugin-bin-dir", o.binDir))
 	}
+	cfg, err := podadmission.LoadNodeConfig(path, o.binDir)
 	if err != nil {
 		n := printErrors(s, err)
 		fmt.Fprintf(s.err, "%s: invalid pod admission configuration (%d %s)\n", path, n, plural(n, "error", "errors"))
 		return silentExit(ExitRejected)
 	}
+	// Valid, so every executable the kubelet's check finds at fault is one
+	// that is not installed yet.
+	for _, missing := range podadmission.CheckExecutables(cfg, o.binDir) {
+		fmt.Fprintf(s.err, "warning: %v: the kubelet holds the pods this plugin matches until it is installed\n", missing)
+	}
 	if o.output == "yaml" {
 		return printConfigYAML(s, cfg)
 	}
 	printConfigTable(s, path, cfg)
-	if o.binDir == "" && hasExecPlugins(cfg) {
-		fmt.Fprintln(s.out, "Note: the kubelet needs --pod-admission-plugin-bin-dir for the Exec plugins; pass it as --bin-dir to check their executables.")
-	}
 	return nil
-}
-
-// checkExecutables reports every Exec plugin whose executable the kubelet
-// would refuse at load or fail at every call: the kubelet's own check
-// (podadmission.CheckExecutables), where a missing executable is an error
-// too, since the kubelet holds the plugin's pods until it is installed.
-func checkExecutables(cfg *podadmission.Config, binDir string) error {
-	if !filepath.IsAbs(binDir) {
-		return fmt.Errorf("--bin-dir %q: must be an absolute path, as the kubelet's --pod-admission-plugin-bin-dir", binDir)
-	}
-	return utilerrors.NewAggregate(podadmission.CheckExecutables(cfg, binDir))
-}
-
-func hasExecPlugins(cfg *podadmission.Config) bool {
-	for _, p := range cfg.Plugins {
-		if p.Type == configv1alpha1.ExecPluginType {
-			return true
-		}
-	}
-	return false
 }
 
 func printConfigTable(s streams, path string, cfg *podadmission.Config) {

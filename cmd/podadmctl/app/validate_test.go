@@ -27,14 +27,39 @@ func TestValidateValidDirectoryListsPluginsInOrder(t *testing.T) {
   maxBlockedDuration: 10m
 `)
 	writeFile(t, dir, "README.md", "not configuration")
+	binDir := trustedDir(t, "bin")
+	installTestPlugin(t, binDir, "pss")
 
-	r := podadmctl(t, "", "validate", dir)
+	r := podadmctl(t, "", "validate", dir, "--bin-dir", binDir)
 	require.Equal(t, ExitOK, r.code, r.stderr)
 	assert.Empty(t, r.stderr)
 	assert.Contains(t, r.stdout, dir+": valid: 2 plugins in 2 files, in evaluation order")
 	assert.Regexp(t, `(?m)^1\s+pss\s+Exec\s+\S+/10-pss.yaml\s+2s\s+Fail\s+Soft \(Hard after 10m0s\)\s+all pods$`, r.stdout)
 	assert.Regexp(t, `(?m)^2\s+gate\s+GRPC\s+\S+/20-gate.yaml\s+5s\s+Fail\s+Soft\s+source=API excludeNamespaces=kube-system$`, r.stdout)
-	assert.Contains(t, r.stdout, "Note: the kubelet needs --pod-admission-plugin-bin-dir for the Exec plugins")
+}
+
+// An executable that is not installed yet is no error for the kubelet (the
+// plugin holds its pods until it is), so it is none for validate either: a
+// warning. The default bin dir is the release's.
+func TestValidateWarnsAboutExecutablesNotInstalledYet(t *testing.T) {
+	dir := trustedDir(t, "config")
+	file := writeFile(t, dir, "10-pss.yaml", configHeader+"- name: pss\n  type: Exec\n")
+	binDir := trustedDir(t, "bin")
+
+	r := podadmctl(t, "", "validate", dir, "--bin-dir", binDir)
+	require.Equal(t, ExitOK, r.code, r.stderr)
+	assert.Equal(t, "warning: "+file+`: plugins[0]: plugin "pss": executable `+filepath.Join(binDir, "pss")+" does not exist: the kubelet holds the pods this plugin matches until it is installed\n", r.stderr)
+	assert.Contains(t, r.stdout, dir+": valid: 1 plugin in 1 file, in evaluation order")
+
+	r = podadmctl(t, "", "validate", dir)
+	require.Equal(t, ExitOK, r.code, r.stderr)
+	assert.Equal(t, "warning: "+file+`: plugins[0]: plugin "pss": executable `+filepath.Join(defaultBinDir, "pss")+" does not exist: the kubelet holds the pods this plugin matches until it is installed\n", r.stderr)
+
+	// A kubelet without --pod-admission-plugin-bin-dir refuses Exec plugins.
+	r = podadmctl(t, "", "validate", dir, "--bin-dir", "")
+	assert.Equal(t, ExitRejected, r.code)
+	assert.Equal(t, "error: "+file+`: plugins[0].type: Invalid value: "Exec": Exec plugins need the kubelet flag --pod-admission-plugin-bin-dir`+"\n"+
+		dir+": invalid pod admission configuration (1 error)\n", r.stderr)
 }
 
 func TestValidateEmptyDirectoryAdmitsEverything(t *testing.T) {
@@ -116,14 +141,19 @@ func TestValidateChecksExecutablesWithBinDir(t *testing.T) {
 
 	r := podadmctl(t, "", "validate", dir, "--bin-dir", binDir)
 	assert.Equal(t, ExitRejected, r.code)
-	assert.Equal(t, "error: "+file+`: plugins[1]: plugin "missing": executable `+filepath.Join(binDir, "missing")+" does not exist\n"+
-		"error: "+file+`: plugins[2]: plugin "writable": untrusted executable: `+filepath.Join(binDir, "writable")+": mode 0777 is group or world writable\n"+
+	assert.Equal(t, "error: "+file+`: plugins[2]: plugin "writable": untrusted executable: `+filepath.Join(binDir, "writable")+": mode 0777 is group or world writable\n"+
 		"error: "+file+`: plugins[3]: plugin "not-executable": executable `+filepath.Join(binDir, "not-executable")+" is not executable (mode 0644)\n"+
-		dir+": invalid pod admission configuration (3 errors)\n", r.stderr)
+		dir+": invalid pod admission configuration (2 errors)\n", r.stderr, "the missing executable is not an error: the configuration is invalid for the others")
+
+	require.NoError(t, os.Chmod(filepath.Join(binDir, "writable"), 0o755))
+	require.NoError(t, os.Chmod(filepath.Join(binDir, "not-executable"), 0o755))
+	r = podadmctl(t, "", "validate", dir, "--bin-dir", binDir)
+	assert.Equal(t, ExitOK, r.code)
+	assert.Equal(t, "warning: "+file+`: plugins[1]: plugin "missing": executable `+filepath.Join(binDir, "missing")+" does not exist: the kubelet holds the pods this plugin matches until it is installed\n", r.stderr)
 
 	r = podadmctl(t, "", "validate", dir, "--bin-dir", "relative/bin")
-	assert.Equal(t, ExitRejected, r.code)
-	assert.Contains(t, r.stderr, `error: --bin-dir "relative/bin": must be an absolute path`)
+	assert.Equal(t, ExitError, r.code)
+	assert.Equal(t, `error: --bin-dir "relative/bin": must be an absolute path, as the kubelet's --pod-admission-plugin-bin-dir`+"\n", r.stderr)
 }
 
 func TestValidateYAMLPrintsTheDefaultedConfigurationPerFile(t *testing.T) {

@@ -4,25 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/util/uuid"
-	"k8s.io/klog/v2"
 	kubetypes "k8s.io/kubernetes/pkg/kubelet/types"
 
 	configv1alpha1 "github.com/podadmission/podadmission/pkg/apis/config/v1alpha1"
 	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
+	"github.com/podadmission/podadmission/pkg/kubelet/podadmission/transport"
 )
-
-// PluginFactory creates the transport for one configured plugin: an Exec
-// plugin runs its executable from binDir, a GRPC plugin connects to its
-// endpoint. It must not block on the plugin: a GRPC plugin that is not up
-// yet fails its calls, it does not fail its creation.
-type PluginFactory func(cfg *configv1alpha1.PluginConfig, binDir string) (Plugin, error)
 
 // Default pod status reasons for decisions that carry none of their own.
 const (
@@ -92,9 +84,7 @@ func (d *PluginDecision) PodReason() string {
 func (d *PluginDecision) PodMessage() string {
 	switch {
 	case d.Outcome == OutcomeFailed:
-		// Transport errors name the plugin too; say it once.
-		fault := strings.TrimPrefix(d.Err.Error(), fmt.Sprintf("pod admission plugin %q: ", d.Plugin.Name))
-		return sanitizeMessage(fmt.Sprintf("Pod admission plugin %q failed (failurePolicy Fail): %s", d.Plugin.Name, fault))
+		return sanitizeMessage(fmt.Sprintf("Pod admission plugin %q failed (failurePolicy Fail): %v", d.Plugin.Name, d.Err))
 	case d.Message != "":
 		return sanitizeMessage(fmt.Sprintf("Pod admission plugin %q rejected the pod: %s", d.Plugin.Name, d.Message))
 	}
@@ -131,9 +121,9 @@ type EvaluationRequest struct {
 // for concurrent use; a Chain holds no per-pod state.
 type Chain struct {
 	plugins []*chainPlugin
-	// slots are the call slots of every plugin name the chain and the
-	// chains before it had, handed on from chain to chain.
-	slots map[string]*callSlots
+	// names are the call slots and metrics of every plugin name the chain
+	// and the chains before it had, handed on from chain to chain.
+	names map[string]*pluginName
 
 	// inUse is held for reading by every evaluation the Manager runs, so
 	// that retiring the chain waits for the evaluations that still use it.
@@ -141,24 +131,45 @@ type Chain struct {
 	retired bool
 }
 
-// NewChain creates the plugins of cfg with newPlugin, in order. On error it
-// closes the plugins it already created.
-func NewChain(cfg *Config, newPlugin PluginFactory, binDir string) (*Chain, error) {
-	return newChainReusing(cfg, nil, newPlugin, binDir)
+// NewChain creates the plugins of cfg, in order, with the kubelet's
+// transports (an Exec plugin runs its executable from binDir, a GRPC
+// plugin connects to its endpoint), and starts them, for a tool such as
+// podadmctl that evaluates pods without a Manager. Close it when done. On
+// error it closes the plugins it already created.
+func NewChain(cfg *Config, binDir string) (*Chain, error) {
+	chain, err := newChain(cfg, newTransport, binDir)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range chain.plugins {
+		p.start(nil)
+	}
+	return chain, nil
 }
 
-// newChainReusing is NewChain that takes over the plugins of previous whose
-// configuration is unchanged, keeping their connections, and the call
-// slots of every plugin name previous knew.
-func newChainReusing(cfg *Config, previous *Chain, newPlugin PluginFactory, binDir string) (*Chain, error) {
+// pluginFactory creates the transport of one configured plugin; it must
+// not block on the plugin, nor start anything.
+type pluginFactory func(cfg *configv1alpha1.PluginConfig, binDir string) (transport.Plugin, error)
+
+// newChain is NewChain with the given transports, not started.
+func newChain(cfg *Config, newPlugin pluginFactory, binDir string) (*Chain, error) {
+	return newChainReusing(cfg, nil, newPlugin, binDir, nil)
+}
+
+// newChainReusing creates the chain of cfg, not started. It takes over the
+// plugins of previous whose configuration is unchanged, keeping their
+// connections, and the call slots and metrics of every plugin name
+// previous knew. Every plugin it creates counts in closed (when set) until
+// it is closed.
+func newChainReusing(cfg *Config, previous *Chain, newPlugin pluginFactory, binDir string, closed *sync.WaitGroup) (*Chain, error) {
 	reusable := map[string]*chainPlugin{}
-	chain := &Chain{slots: map[string]*callSlots{}}
+	chain := &Chain{names: map[string]*pluginName{}}
 	if previous != nil {
 		for _, p := range previous.plugins {
 			reusable[p.name()] = p
 		}
-		for name, slots := range previous.slots {
-			chain.slots[name] = slots
+		for name, state := range previous.names {
+			chain.names[name] = state
 		}
 	}
 	var created []*chainPlugin
@@ -169,15 +180,18 @@ func newChainReusing(cfg *Config, previous *Chain, newPlugin PluginFactory, binD
 			chain.plugins = append(chain.plugins, &chainPlugin{config: configured, matcher: old.matcher, instance: old.instance})
 			continue
 		}
-		slots, ok := chain.slots[configured.Name]
+		names, ok := chain.names[configured.Name]
 		if !ok {
-			slots = newCallSlots()
-			chain.slots[configured.Name] = slots
+			names = newPluginName(configured.Name)
+			chain.names[configured.Name] = names
 		}
-		p, err := newChainPlugin(configured, newPlugin, binDir, slots)
+		p, err := newChainPlugin(configured, newPlugin, binDir, names, closed)
 		if err != nil {
 			for _, c := range created {
 				_ = c.plugin.Close()
+				if closed != nil {
+					closed.Done()
+				}
 			}
 			return nil, fmt.Errorf("%s: plugins[%d]: plugin %q: %w", configured.File, configured.Index, configured.Name, err)
 		}
@@ -190,6 +204,25 @@ func newChainReusing(cfg *Config, previous *Chain, newPlugin PluginFactory, binD
 	return chain, nil
 }
 
+func newChainPlugin(cfg ConfiguredPlugin, newPlugin pluginFactory, binDir string, names *pluginName, closed *sync.WaitGroup) (*chainPlugin, error) {
+	matcher, err := newPodMatcher(cfg.Match)
+	if err != nil {
+		return nil, err
+	}
+	plugin, err := newPlugin(&cfg.PluginConfig, binDir)
+	if err != nil {
+		return nil, err
+	}
+	if closed != nil {
+		closed.Add(1)
+	}
+	return &chainPlugin{
+		config:   cfg,
+		matcher:  matcher,
+		instance: &instance{plugin: plugin, names: names, closed: closed},
+	}, nil
+}
+
 // Plugins returns the configuration of the chain's plugins, in order.
 func (c *Chain) Plugins() []ConfiguredPlugin {
 	out := make([]ConfiguredPlugin, len(c.plugins))
@@ -199,8 +232,9 @@ func (c *Chain) Plugins() []ConfiguredPlugin {
 	return out
 }
 
-// Close closes every plugin of the chain. The Manager does not use it: it
-// retires chains, which closes only the plugins the next chain dropped.
+// Close closes every plugin of a chain made by NewChain. The Manager does
+// not use it: it retires chains, which closes only the plugins the next
+// chain dropped.
 func (c *Chain) Close() error {
 	var errs []error
 	for _, p := range c.plugins {
@@ -218,9 +252,8 @@ func (c *Chain) Close() error {
 // skipped for Ignore. Evaluate records the plugin metrics and logs each
 // decision; it keeps no state.
 func (c *Chain) Evaluate(ctx context.Context, req EvaluationRequest) ChainResult {
-	logger := klog.FromContext(ctx)
 	static := kubetypes.IsStaticPod(req.Pod)
-	var result ChainResult
+	result := ChainResult{Decisions: make([]PluginDecision, 0, len(c.plugins))}
 	for _, p := range c.plugins {
 		// A decision points at its chainPlugin's configuration, which no
 		// one modifies, so it stays valid after a reload.
@@ -234,8 +267,7 @@ func (c *Chain) Evaluate(ctx context.Context, req EvaluationRequest) ChainResult
 		if req.Attempt != nil {
 			decision.Attempt = req.Attempt(p.name())
 		}
-		c.callPlugin(ctx, p, req, static, &decision)
-		logDecision(logger, req.Pod, &decision)
+		p.evaluate(ctx, req, static, &decision)
 		result.Decisions = append(result.Decisions, decision)
 		if decision.Rejects() && (!req.AllPlugins || ctx.Err() != nil) {
 			break
@@ -248,82 +280,6 @@ func (c *Chain) Evaluate(ctx context.Context, req EvaluationRequest) ChainResult
 		}
 	}
 	return result
-}
-
-// callPlugin calls one plugin and fills in decision and the metrics.
-func (c *Chain) callPlugin(ctx context.Context, p *chainPlugin, req EvaluationRequest, static bool, decision *PluginDecision) {
-	request := &podadmissionv1alpha1.PodAdmissionRequest{
-		UID:     uuid.NewUUID(),
-		Pod:     req.Pod,
-		Node:    req.Node,
-		Static:  static,
-		Attempt: decision.Attempt,
-	}
-	request.APIVersion = podadmissionv1alpha1.SchemeGroupVersion.String()
-	request.Kind = podadmissionv1alpha1.PodAdmissionRequestKind
-
-	start := time.Now()
-	resp, err := p.call(ctx, request)
-	decision.Latency = time.Since(start)
-
-	result := resultError
-	switch {
-	// A call cut short because the caller gave up is no plugin fault to
-	// ignore: admitting a pod no plugin decided on would be sticky.
-	case err != nil && ctx.Err() == nil && p.config.FailurePolicy == configv1alpha1.FailurePolicyIgnore:
-		decision.Outcome, decision.Err = OutcomeFailureIgnored, err
-		decisionsTotal.WithLabelValues(p.name(), decisionErrorIgnored).Inc()
-	case err != nil:
-		decision.Outcome, decision.Err = OutcomeFailed, err
-		decisionsTotal.WithLabelValues(p.name(), decisionError).Inc()
-	case resp.Allowed:
-		decision.Outcome = OutcomeAllowed
-		result = resultAllowed
-		decisionsTotal.WithLabelValues(p.name(), decisionAllowed).Inc()
-	default:
-		decision.Outcome = OutcomeRejected
-		result = resultRejected
-		decisionsTotal.WithLabelValues(p.name(), decisionRejected).Inc()
-	}
-	if resp != nil {
-		decision.Reason, decision.Message = resp.Reason, resp.Message
-		// 0, like no hint, means the kubelet's own back-off.
-		if resp.RetryAfterSeconds != nil && *resp.RetryAfterSeconds > 0 {
-			retryAfter := time.Duration(*resp.RetryAfterSeconds) * time.Second
-			decision.RetryAfter = &retryAfter
-		}
-	}
-	pluginDuration.WithLabelValues(p.name(), result).Observe(decision.Latency.Seconds())
-}
-
-// PluginStderr returns the end of the stderr of the plugin process whose
-// call failed with err, as the Exec transport kept it, or "". It goes to
-// the kubelet's log (and podadmctl's report), never to a pod's status: a
-// plugin may write anything there, secrets included.
-func PluginStderr(err error) string {
-	var carrier interface{ Stderr() string }
-	if errors.As(err, &carrier) {
-		return carrier.Stderr()
-	}
-	return ""
-}
-
-func logDecision(logger klog.Logger, pod *v1.Pod, d *PluginDecision) {
-	switch d.Outcome {
-	case OutcomeFailed, OutcomeFailureIgnored:
-		kv := []any{"pod", klog.KObj(pod), "podUID", pod.UID, "plugin", d.Plugin.Name,
-			"failurePolicy", d.Plugin.FailurePolicy, "attempt", d.Attempt, "latency", d.Latency}
-		if stderr := PluginStderr(d.Err); stderr != "" {
-			kv = append(kv, "stderr", stderr)
-		}
-		logger.Error(d.Err, "Pod admission plugin failed", kv...)
-	case OutcomeRejected:
-		logger.V(2).Info("Pod admission plugin rejected pod", "pod", klog.KObj(pod), "podUID", pod.UID, "plugin", d.Plugin.Name,
-			"reason", d.Reason, "message", d.Message, "attempt", d.Attempt, "latency", d.Latency)
-	default:
-		logger.V(4).Info("Pod admission plugin admitted pod", "pod", klog.KObj(pod), "podUID", pod.UID, "plugin", d.Plugin.Name,
-			"attempt", d.Attempt, "latency", d.Latency)
-	}
 }
 
 // acquire returns the chain for an evaluation; it must be released. It

@@ -2,18 +2,15 @@ package podadmission
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"sync"
 	"time"
 
-	"k8s.io/klog/v2"
-
-	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
+	"github.com/podadmission/podadmission/pkg/kubelet/podadmission/transport"
 )
 
-// chainPlugin is a configured plugin as a chain calls it: the transport plus
-// what is the same for every transport (matching, timeout, concurrency cap).
+// chainPlugin is a configured plugin as a chain calls it: its transport
+// plus what is the same for every transport (matching, timeout,
+// concurrency cap, metrics).
 type chainPlugin struct {
 	config  ConfiguredPlugin
 	matcher podMatcher
@@ -24,13 +21,16 @@ type chainPlugin struct {
 // configuration unchanged hands the instance to the next chain, keeping its
 // connection and its calls in flight.
 type instance struct {
-	plugin Plugin
-	// slots counts the calls in flight to every instance of the plugin's
-	// name, across reloads.
-	slots *callSlots
-	// watchOnce starts the goroutine that forwards the plugin's
+	plugin transport.Plugin
+	// names is what the plugin's name has across reloads: call slots and
+	// metric series.
+	names *pluginName
+	// startOnce starts the transport and the goroutine that forwards its
 	// re-evaluation requests, once per instance.
-	watchOnce sync.Once
+	startOnce sync.Once
+	// closed is told when the plugin is closed; nil for chains outside a
+	// Manager.
+	closed *sync.WaitGroup
 
 	// refs counts the chains that hold the instance and the calls in flight
 	// on it: the plugin is closed when the last of them lets go, so never
@@ -39,20 +39,17 @@ type instance struct {
 	refs int
 }
 
-func newChainPlugin(cfg ConfiguredPlugin, newPlugin PluginFactory, binDir string, slots *callSlots) (*chainPlugin, error) {
-	matcher, err := newPodMatcher(cfg.Match)
-	if err != nil {
-		return nil, err
-	}
-	plugin, err := newPlugin(&cfg.PluginConfig, binDir)
-	if err != nil {
-		return nil, err
-	}
-	return &chainPlugin{
-		config:   cfg,
-		matcher:  matcher,
-		instance: &instance{plugin: plugin, slots: slots},
-	}, nil
+// pluginName is what belongs to a plugin's name rather than to one
+// configuration of it; chains hand it on to the chains after them.
+type pluginName struct {
+	// slots cap the calls in flight to every instance of the name.
+	slots *callSlots
+	// metrics are the name's metric series.
+	metrics *pluginMetrics
+}
+
+func newPluginName(name string) *pluginName {
+	return &pluginName{slots: newCallSlots(), metrics: newPluginMetrics(name)}
 }
 
 // hold adds a user of the instance; drop must follow.
@@ -69,10 +66,28 @@ func (i *instance) drop() error {
 	i.refs--
 	last := i.refs == 0
 	i.mu.Unlock()
-	if last {
-		return i.plugin.Close()
+	if !last {
+		return nil
 	}
-	return nil
+	err := i.plugin.Close()
+	if i.closed != nil {
+		i.closed.Done()
+	}
+	return err
+}
+
+// start starts the transport's background work, if it has any, once.
+// forward, when set, receives the plugin's re-evaluation requests until its
+// channel is closed; it runs on a goroutine the caller accounts for.
+func (i *instance) start(forward func(<-chan transport.Reevaluation)) {
+	i.startOnce.Do(func() {
+		if starter, ok := i.plugin.(transport.Starter); ok {
+			starter.Start()
+		}
+		if reevaluator, ok := i.plugin.(transport.Reevaluator); ok && forward != nil {
+			forward(reevaluator.Reevaluations())
+		}
+	})
 }
 
 func (p *chainPlugin) name() string { return p.config.Name }
@@ -80,59 +95,6 @@ func (p *chainPlugin) name() string { return p.config.Name }
 func (p *chainPlugin) timeout() time.Duration { return p.config.Timeout.Duration }
 
 func (p *chainPlugin) maxConcurrentCalls() int { return int(*p.config.MaxConcurrentCalls) }
-
-// call sends req and returns the plugin's response, or an error when the
-// plugin did not answer validly within its timeout. The wait for a free call
-// slot counts against the timeout. The call runs on its own goroutine, which
-// keeps its slot and its hold on the instance until the transport returns,
-// so a transport that does not honour ctx cannot hold the pod's worker past
-// the timeout, the cap still counts it, and a reload cannot close it.
-func (p *chainPlugin) call(ctx context.Context, req *podadmissionv1alpha1.PodAdmissionRequest) (*podadmissionv1alpha1.PodAdmissionResponse, error) {
-	ctx, cancel := context.WithTimeout(ctx, p.timeout())
-	defer cancel()
-
-	if err := p.slots.acquire(ctx, p.maxConcurrentCalls()); err != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			return nil, fmt.Errorf("no free call slot within the timeout of %s (maxConcurrentCalls: %d)", p.timeout(), p.maxConcurrentCalls())
-		}
-		return nil, fmt.Errorf("call cancelled: %w", err)
-	}
-	p.hold()
-
-	type answer struct {
-		resp *podadmissionv1alpha1.PodAdmissionResponse
-		err  error
-	}
-	answered := make(chan answer, 1)
-	go func() {
-		defer func() {
-			p.slots.release()
-			if err := p.drop(); err != nil {
-				klog.FromContext(ctx).Error(err, "Closing a pod admission plugin removed by a reload failed", "plugin", p.name())
-			}
-		}()
-		resp, err := p.plugin.Admit(ctx, req)
-		answered <- answer{resp, err}
-	}()
-
-	select {
-	case a := <-answered:
-		switch {
-		case a.err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
-			return nil, fmt.Errorf("no answer within the timeout of %s: %w", p.timeout(), a.err)
-		case a.err != nil:
-			return nil, a.err
-		case a.resp == nil:
-			return nil, errors.New("the transport returned neither a response nor an error")
-		}
-		return a.resp, nil
-	case <-ctx.Done():
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, fmt.Errorf("no answer within the timeout of %s", p.timeout())
-		}
-		return nil, fmt.Errorf("call cancelled: %w", ctx.Err())
-	}
-}
 
 // callSlots caps the calls in flight to one plugin name. Every chain of
 // the Manager shares it for that name, so a reload neither resets the count
@@ -143,8 +105,10 @@ func (p *chainPlugin) call(ctx context.Context, req *podadmissionv1alpha1.PodAdm
 type callSlots struct {
 	mu       sync.Mutex
 	inFlight int
-	// freed is closed, and replaced, whenever a call ends.
-	freed chan struct{}
+	// freed is closed, and replaced, whenever a call ends while another
+	// waits.
+	freed   chan struct{}
+	waiters int
 }
 
 func newCallSlots() *callSlots {
@@ -160,11 +124,18 @@ func (s *callSlots) acquire(ctx context.Context, limit int) error {
 			s.mu.Unlock()
 			return nil
 		}
+		s.waiters++
 		freed := s.freed
 		s.mu.Unlock()
 		select {
 		case <-freed:
+			s.mu.Lock()
+			s.waiters--
+			s.mu.Unlock()
 		case <-ctx.Done():
+			s.mu.Lock()
+			s.waiters--
+			s.mu.Unlock()
 			return ctx.Err()
 		}
 	}
@@ -174,13 +145,10 @@ func (s *callSlots) release() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.inFlight--
-	close(s.freed)
-	s.freed = make(chan struct{})
-}
-
-// inUse is the number of calls in flight.
-func (s *callSlots) inUse() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.inFlight
+	if s.waiters > 0 {
+		// Only a waiter needs to hear of it; a channel per call would cost
+		// every call an allocation.
+		close(s.freed)
+		s.freed = make(chan struct{})
+	}
 }

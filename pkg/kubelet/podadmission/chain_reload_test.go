@@ -61,7 +61,7 @@ func TestConcurrencyCapIsPerPluginNameAcrossReloads(t *testing.T) {
 	counter := &inFlightCounter{release: make(chan struct{})}
 	factory := newFakeFactory()
 	factory.set("capped", counter.decide)
-	first, err := NewChain(loadTestConfig(t, pluginsYAML(execPlugin("capped", "maxConcurrentCalls: 4", "timeout: 30s"))), factory.New, "/bin-dir")
+	first, err := newChain(loadTestConfig(t, pluginsYAML(execPlugin("capped", "maxConcurrentCalls: 4", "timeout: 30s"))), factory.New, "/bin-dir")
 	require.NoError(t, err)
 	var wg sync.WaitGroup
 	startEvaluations(first, 6, &wg)
@@ -69,10 +69,10 @@ func TestConcurrencyCapIsPerPluginNameAcrossReloads(t *testing.T) {
 
 	// A reload changes the plugin (a new instance) and raises its cap to 6;
 	// another lowers it to 2. Calls of every configuration share the slots.
-	second, err := newChainReusing(loadTestConfig(t, pluginsYAML(execPlugin("capped", "maxConcurrentCalls: 6", "timeout: 29s"))), first, factory.New, "/bin-dir")
+	second, err := newChainReusing(loadTestConfig(t, pluginsYAML(execPlugin("capped", "maxConcurrentCalls: 6", "timeout: 29s"))), first, factory.New, "/bin-dir", nil)
 	require.NoError(t, err)
 	startEvaluations(second, 6, &wg)
-	third, err := newChainReusing(loadTestConfig(t, pluginsYAML(execPlugin("capped", "maxConcurrentCalls: 2", "timeout: 28s"))), second, factory.New, "/bin-dir")
+	third, err := newChainReusing(loadTestConfig(t, pluginsYAML(execPlugin("capped", "maxConcurrentCalls: 2", "timeout: 28s"))), second, factory.New, "/bin-dir", nil)
 	require.NoError(t, err)
 	startEvaluations(third, 6, &wg)
 	require.Eventually(t, func() bool { return counter.now.Load() == 6 }, 5*time.Second, time.Millisecond)
@@ -94,7 +94,7 @@ func TestPluginIsClosedOnlyWhenNoEvaluationUsesIt(t *testing.T) {
 	factory := newFakeFactory()
 	factory.set("kept", hang(release))
 	config := pluginsYAML(execPlugin("kept", "timeout: 30s"))
-	first, err := NewChain(loadTestConfig(t, config), factory.New, "/bin-dir")
+	first, err := newChain(loadTestConfig(t, config), factory.New, "/bin-dir")
 	require.NoError(t, err)
 	plugin := factory.plugin(t, "kept")
 	var wg sync.WaitGroup
@@ -103,11 +103,11 @@ func TestPluginIsClosedOnlyWhenNoEvaluationUsesIt(t *testing.T) {
 
 	// A reload that keeps the plugin, then one that drops it, each retiring
 	// the chain before, as Manager.reload does.
-	second, err := newChainReusing(loadTestConfig(t, config), first, factory.New, "/bin-dir")
+	second, err := newChainReusing(loadTestConfig(t, config), first, factory.New, "/bin-dir", nil)
 	require.NoError(t, err)
 	firstRetired := make(chan error, 1)
 	go func() { firstRetired <- first.retire() }()
-	third, err := newChainReusing(loadTestConfig(t, pluginsYAML(execPlugin("other"))), second, factory.New, "/bin-dir")
+	third, err := newChainReusing(loadTestConfig(t, pluginsYAML(execPlugin("other"))), second, factory.New, "/bin-dir", nil)
 	require.NoError(t, err)
 	require.NoError(t, second.retire())
 	assert.False(t, plugin.isClosed(), "the evaluation of the first configuration still uses the plugin")

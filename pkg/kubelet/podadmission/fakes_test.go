@@ -21,6 +21,7 @@ import (
 
 	configv1alpha1 "github.com/podadmission/podadmission/pkg/apis/config/v1alpha1"
 	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
+	"github.com/podadmission/podadmission/pkg/kubelet/podadmission/transport"
 )
 
 // decideFunc is a fake plugin's behaviour for one call.
@@ -61,7 +62,7 @@ type fakePlugin struct {
 	maxInFlight int
 	closed      bool
 
-	reevaluations chan Reevaluation
+	reevaluations chan transport.Reevaluation
 }
 
 func (p *fakePlugin) Admit(ctx context.Context, req *podadmissionv1alpha1.PodAdmissionRequest) (*podadmissionv1alpha1.PodAdmissionResponse, error) {
@@ -89,7 +90,7 @@ func (p *fakePlugin) Close() error {
 	return nil
 }
 
-func (p *fakePlugin) Reevaluations() <-chan Reevaluation { return p.reevaluations }
+func (p *fakePlugin) Reevaluations() <-chan transport.Reevaluation { return p.reevaluations }
 
 func (p *fakePlugin) setDecide(d decideFunc) {
 	p.mu.Lock()
@@ -131,7 +132,7 @@ func newFakeFactory() *fakeFactory {
 	return &fakeFactory{decisions: map[string]decideFunc{}, created: map[string][]*fakePlugin{}, fail: map[string]error{}}
 }
 
-func (f *fakeFactory) New(cfg *configv1alpha1.PluginConfig, _ string) (Plugin, error) {
+func (f *fakeFactory) New(cfg *configv1alpha1.PluginConfig, _ string) (transport.Plugin, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.fail[cfg.Name]; err != nil {
@@ -141,7 +142,7 @@ func (f *fakeFactory) New(cfg *configv1alpha1.PluginConfig, _ string) (Plugin, e
 	if decide == nil {
 		decide = allow()
 	}
-	p := &fakePlugin{name: cfg.Name, decide: decide, reevaluations: make(chan Reevaluation, 10)}
+	p := &fakePlugin{name: cfg.Name, decide: decide, reevaluations: make(chan transport.Reevaluation, 10)}
 	f.created[cfg.Name] = append(f.created[cfg.Name], p)
 	return p, nil
 }
@@ -206,7 +207,7 @@ func newTestManager(t testing.TB, config string, setup func(*fakeFactory, *Optio
 		BinDir:     "/usr/libexec/kubernetes/pod-admission",
 		NodeName:   "node-1",
 		Recorder:   tm.recorder,
-		NewPlugin:  tm.factory.New,
+		newPlugin:  tm.factory.New,
 		Clock:      tm.clock,
 	}
 	if setup != nil {
@@ -214,6 +215,7 @@ func newTestManager(t testing.TB, config string, setup func(*fakeFactory, *Optio
 	}
 	m, err := NewManager(opts)
 	require.NoError(t, err)
+	t.Cleanup(m.Stop)
 	tm.Manager = m
 	return tm
 }

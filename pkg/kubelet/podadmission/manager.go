@@ -58,13 +58,13 @@ type Options struct {
 	// Recorder records events on the node (configuration reloads) and on
 	// pods (ignored plugin failures). Optional.
 	Recorder record.EventRecorder
-	// NewPlugin creates the transport of a configured plugin. Required. The
-	// exec and grpc packages import this one, so it cannot pick them
-	// itself: the kubelet passes a factory that does.
-	NewPlugin PluginFactory
 	// Clock is the clock of back-off, escalation and periodic work; the
 	// real clock when nil. Plugin call timeouts use real time.
 	Clock clock.WithTicker
+
+	// newPlugin creates the transports; newTransport when nil. Only this
+	// package's tests set it, to call plugins in process.
+	newPlugin pluginFactory
 }
 
 // Manager runs the pods the kubelet is about to start through the
@@ -90,31 +90,39 @@ type Manager struct {
 	// waker wakes held pods; nil until Start.
 	waker *podWaker
 
-	// runCtx is Start's context: plugin goroutines live as long as it.
-	runCtx  context.Context
-	started atomic.Bool
+	// runCtx is Start's context: the Manager's goroutines live as long as
+	// it; cancel ends it.
+	runCtx context.Context
+	cancel context.CancelFunc
+	// lifecycle orders Start and Stop; started and stopped say which ran.
+	lifecycle        sync.Mutex
+	started, stopped bool
+	// running counts the goroutines the Manager started, and plugins the
+	// plugins it created that are not closed yet: Stop waits for both.
+	running sync.WaitGroup
+	plugins sync.WaitGroup
 }
 
 // NewManager loads the configuration at opts.ConfigPath and creates its
-// plugins. An invalid configuration is an error that names the file and the
-// field. It registers the pod admission metrics with the legacy registry.
+// plugins, without starting anything: no goroutine runs and no connection
+// is made before Start. An invalid configuration is an error that names the
+// file and the field. It registers the pod admission metrics with the
+// legacy registry.
 func NewManager(opts Options) (*Manager, error) {
 	switch {
 	case opts.ConfigPath == "":
 		return nil, errors.New("pod admission: the plugin configuration path is required")
 	case opts.NodeName == "":
 		return nil, errors.New("pod admission: the node name is required")
-	case opts.NewPlugin == nil:
-		return nil, errors.New("pod admission: Options.NewPlugin is required")
+	}
+	if opts.newPlugin == nil {
+		opts.newPlugin = newTransport
 	}
 	cfg, err := LoadNodeConfig(opts.ConfigPath, opts.BinDir)
 	if err != nil {
 		return nil, err
 	}
-	chain, err := NewChain(cfg, opts.NewPlugin, opts.BinDir)
-	if err != nil {
-		return nil, err
-	}
+	// Before the chain: its plugins keep the series they look up.
 	registerMetrics()
 
 	m := &Manager{
@@ -127,33 +135,73 @@ func NewManager(opts Options) (*Manager, error) {
 	if m.clock == nil {
 		m.clock = clock.RealClock{}
 	}
+	chain, err := newChainReusing(cfg, nil, opts.newPlugin, opts.BinDir, &m.plugins)
+	if err != nil {
+		return nil, err
+	}
 	m.chain.Store(chain)
 	return m, nil
 }
 
-// Start starts the Manager's background work and returns: configuration
-// reloads, the plugins' re-evaluation requests, waking held pods, and
-// forgetting pods that are gone. When ctx is done it all stops and the
-// plugins are closed.
+// Start starts the Manager's background work and returns: the plugins'
+// connections and re-evaluation requests, configuration reloads, waking
+// held pods, and forgetting pods that are gone. When ctx is done, or Stop
+// is called, it all stops and the plugins are closed. A second Start, or a
+// Start after Stop, does nothing.
 func (m *Manager) Start(ctx context.Context) {
-	if !m.started.CompareAndSwap(false, true) {
-		klog.FromContext(ctx).Error(nil, "Pod admission manager started twice; ignoring the second start")
+	m.lifecycle.Lock()
+	defer m.lifecycle.Unlock()
+	if m.started || m.stopped {
+		klog.FromContext(ctx).Error(nil, "Pod admission manager started twice, or after it stopped; ignoring this start")
 		return
 	}
+	m.started = true
+	ctx, m.cancel = context.WithCancel(ctx)
 	m.runCtx = ctx
 	if m.opts.WakePod != nil {
 		m.mu.Lock()
-		m.waker = startPodWaker(ctx, m.clock, m.opts.WakePod)
+		m.waker = m.startPodWaker(ctx)
 		m.mu.Unlock()
 	}
-	for _, p := range m.chain.Load().plugins {
-		m.watchReevaluations(ctx, p)
-	}
+	m.startPlugins(m.chain.Load())
 	watch := m.watchConfig(klog.FromContext(ctx))
 	// The configuration may have changed between NewManager and the watch.
 	m.reload(ctx)
-	go m.runConfigWatch(ctx, watch)
-	go m.runGarbageCollection(ctx)
+	m.goRun(func() { m.runConfigWatch(ctx, watch) })
+	m.goRun(func() { m.runGarbageCollection(ctx) })
+}
+
+// Stop stops what Start started and closes the plugins, and returns once
+// every goroutine of the Manager has ended and every plugin is closed.
+// Calls in flight end first, within their plugins' timeouts. Later
+// SoftAdmit calls keep pods Pending with ReasonUnavailable. Stop may be
+// called more than once, and without Start.
+func (m *Manager) Stop() {
+	m.lifecycle.Lock()
+	alreadyStopped := m.stopped
+	m.stopped = true
+	cancel := m.cancel
+	m.lifecycle.Unlock()
+	if alreadyStopped {
+		return
+	}
+	if cancel != nil {
+		cancel()
+	}
+	// The configuration watch retires the chain on its way out; without
+	// Start, nothing did.
+	m.running.Wait()
+	m.stop(klog.Background())
+	m.plugins.Wait()
+}
+
+// goRun runs f on a goroutine Stop waits for.
+func (m *Manager) goRun(f func()) {
+	m.running.Add(1)
+	go func() {
+		defer m.running.Done()
+		f()
+	}()
 }
 
 // SoftAdmit decides whether a pod that has not started may start. Admit

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -18,17 +19,19 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/podadmission/podadmission/pkg/kubelet/podadmission"
-	"github.com/podadmission/podadmission/pkg/kubelet/podadmission/transports"
 	"github.com/podadmission/podadmission/test/testplugin/build"
 )
 
 // These tests run the Manager with the real transports and the test plugin
 // (test/testplugin) as Exec processes and as a GRPC daemon.
 
+// TestMain fails the tests if any goroutine is left when they end: the
+// Manager's, its plugins' and their connections' all end with Stop.
 func TestMain(m *testing.M) {
-	code := m.Run()
-	build.Cleanup()
-	os.Exit(code)
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		build.Cleanup()
+		os.Exit(code)
+	}))
 }
 
 const header = "apiVersion: podadmission.kubelet.config.k8s.io/v1alpha1\nkind: PodAdmissionConfiguration\nplugins:\n"
@@ -67,12 +70,12 @@ func newProcessTest(t *testing.T, plugins string, binaries ...string) *processTe
 		ConfigPath: configDir,
 		BinDir:     pt.binDir,
 		NodeName:   "node-1",
-		NewPlugin:  transports.New,
 		Clock:      pt.clock,
 		WakePod:    func(uid types.UID) { pt.wakes <- uid },
 	})
 	require.NoError(t, err)
 	m.Start(t.Context())
+	t.Cleanup(m.Stop)
 	pt.manager = m
 	return pt
 }
@@ -128,13 +131,13 @@ func TestExecChain(t *testing.T) {
 
 func TestExecFailuresRejectWithFailurePolicyFail(t *testing.T) {
 	for mode, wantMessage := range map[string]string{
-		"crash":             `^Pod admission plugin "plugin" failed \(failurePolicy Fail\): exited with code 3$`,
-		"garbage":           `^Pod admission plugin "plugin" failed \(failurePolicy Fail\): invalid response: not JSON: invalid character 'h' in literal true \(expecting 'r'\)$`,
-		"huge":              `^Pod admission plugin "plugin" failed \(failurePolicy Fail\): response larger than 1 MiB; its processes were killed$`,
-		"wrong-api-version": `^Pod admission plugin "plugin" failed \(failurePolicy Fail\): invalid response: apiVersion "podadmission.kubelet.k8s.io/v1" does not match the request's "podadmission.kubelet.k8s.io/v1alpha1"$`,
-		// The manager's deadline and the transport's kill race; either
-		// message says why.
-		"sleep": `^Pod admission plugin "plugin" failed \(failurePolicy Fail\): no answer within the timeout of 1s(: .+)?$`,
+		"crash":             `Pod admission plugin "plugin" failed (failurePolicy Fail): exited with code 3`,
+		"garbage":           `Pod admission plugin "plugin" failed (failurePolicy Fail): invalid response: not JSON: invalid character 'h' in literal true (expecting 'r')`,
+		"huge":              `Pod admission plugin "plugin" failed (failurePolicy Fail): response larger than 1 MiB; its processes were killed`,
+		"wrong-api-version": `Pod admission plugin "plugin" failed (failurePolicy Fail): invalid response: apiVersion "podadmission.kubelet.k8s.io/v1" does not match the request's "podadmission.kubelet.k8s.io/v1alpha1"`,
+		// The chain's timeout ends the call, whether the transport
+		// returns first (it killed the process) or the chain's deadline.
+		"sleep": `Pod admission plugin "plugin" failed (failurePolicy Fail): no answer within the timeout of 1s`,
 	} {
 		t.Run(mode, func(t *testing.T) {
 			pt := newProcessTest(t, "- name: plugin\n  type: Exec\n  timeout: 1s\n  args: [--mode="+mode+"]\n", "plugin")
@@ -144,7 +147,7 @@ func TestExecFailuresRejectWithFailurePolicyFail(t *testing.T) {
 			assert.False(t, terminal)
 			assert.False(t, result.Admit)
 			assert.Equal(t, "PodAdmissionPluginFailed", result.Reason)
-			assert.Regexp(t, wantMessage, result.Message)
+			assert.Equal(t, wantMessage, result.Message)
 		})
 	}
 }
@@ -235,4 +238,53 @@ func TestGRPCSocketGoneRejects(t *testing.T) {
 	assert.False(t, terminal)
 	assert.Equal(t, "PodAdmissionPluginFailed", result.Reason)
 	assert.Equal(t, `Pod admission plugin "gone" failed (failurePolicy Fail): cannot reach the plugin: socket `+socket+" does not exist; is the plugin running?", result.Message)
+}
+
+// TestNothingRunsBeforeStartOrAfterStop: a Manager with an Exec and a GRPC
+// plugin runs no goroutine and makes no connection until Start, and leaves
+// none after Stop, also with a call in flight when Stop is called.
+func TestNothingRunsBeforeStartOrAfterStop(t *testing.T) {
+	socket := startGRPCPlugin(t, "--mode=allow")
+	before := goleak.IgnoreCurrent()
+	binDir := trustedDir(t, "bin")
+	_, err := build.Install(binDir, "slow")
+	require.NoError(t, err)
+	configDir := trustedDir(t, "config")
+	require.NoError(t, os.WriteFile(filepath.Join(configDir, "10-test.yaml"), []byte(header+`
+- name: gate
+  type: GRPC
+  endpoint: unix://`+socket+`
+- name: slow
+  type: Exec
+  timeout: 30s
+  args: [--mode=sleep]
+  match:
+    podSelector: {matchLabels: {slow: "yes"}}
+`), 0o644))
+	m, err := podadmission.NewManager(podadmission.Options{ConfigPath: configDir, BinDir: binDir, NodeName: "node-1", WakePod: func(types.UID) {}})
+	require.NoError(t, err)
+	goleak.VerifyNone(t, before)
+
+	m.Start(context.Background())
+	result, _ := m.SoftAdmit(context.Background(), &lifecycle.PodAdmitAttributes{Pod: testPod("web")})
+	assert.True(t, result.Admit, "the GRPC plugin answers once started: %+v", result)
+
+	// Stop waits for the call in flight, which its caller ends.
+	slow := testPod("slow")
+	slow.Labels = map[string]string{"slow": "yes"}
+	ctx, cancel := context.WithCancel(context.Background())
+	evaluated := make(chan lifecycle.PodAdmitResult, 1)
+	go func() {
+		result, _ := m.SoftAdmit(ctx, &lifecycle.PodAdmitAttributes{Pod: slow})
+		evaluated <- result
+	}()
+	time.Sleep(200 * time.Millisecond)
+	time.AfterFunc(300*time.Millisecond, cancel)
+	m.Stop()
+	assert.Equal(t, podadmission.ReasonInterrupted, (<-evaluated).Reason)
+	goleak.VerifyNone(t, before)
+
+	result, _ = m.SoftAdmit(context.Background(), &lifecycle.PodAdmitAttributes{Pod: testPod("after")})
+	assert.Equal(t, podadmission.ReasonUnavailable, result.Reason, "a stopped Manager holds pods")
+	m.Stop()
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/kubernetes/pkg/kubelet/lifecycle"
 
 	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
+	"github.com/podadmission/podadmission/pkg/kubelet/podadmission/transport"
 )
 
 func TestNewManagerOptionErrors(t *testing.T) {
@@ -25,16 +26,12 @@ func TestNewManagerOptionErrors(t *testing.T) {
 		wantErr string
 	}{
 		"no config path": {
-			opts:    Options{NodeName: "node-1", NewPlugin: factory.New},
+			opts:    Options{NodeName: "node-1", newPlugin: factory.New},
 			wantErr: "pod admission: the plugin configuration path is required",
 		},
 		"no node name": {
-			opts:    Options{ConfigPath: dir, NewPlugin: factory.New},
+			opts:    Options{ConfigPath: dir, newPlugin: factory.New},
 			wantErr: "pod admission: the node name is required",
-		},
-		"no plugin factory": {
-			opts:    Options{ConfigPath: dir, NodeName: "node-1"},
-			wantErr: "pod admission: Options.NewPlugin is required",
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -50,23 +47,23 @@ func TestNewManagerConfigErrors(t *testing.T) {
 	file := filepath.Join(dir, "10-pss.yaml")
 
 	writeConfig(t, file, pluginsYAML(execPlugin("pss", "timeout: 0s")))
-	_, err := NewManager(Options{ConfigPath: dir, BinDir: "/bin-dir", NodeName: "node-1", NewPlugin: newFakeFactory().New})
+	_, err := NewManager(Options{ConfigPath: dir, BinDir: "/bin-dir", NodeName: "node-1", newPlugin: newFakeFactory().New})
 	require.EqualError(t, err, file+`: plugins[0].timeout: Invalid value: "0s": must be greater than 0`)
 
 	writeConfig(t, file, pluginsYAML(execPlugin("pss")))
-	_, err = NewManager(Options{ConfigPath: dir, NodeName: "node-1", NewPlugin: newFakeFactory().New})
+	_, err = NewManager(Options{ConfigPath: dir, NodeName: "node-1", newPlugin: newFakeFactory().New})
 	require.EqualError(t, err, file+`: plugins[0].type: Invalid value: "Exec": Exec plugins need the kubelet flag --pod-admission-plugin-bin-dir`)
 
 	factory := newFakeFactory()
 	factory.fail["pss"] = errors.New("cannot create")
-	_, err = NewManager(Options{ConfigPath: dir, BinDir: "/bin-dir", NodeName: "node-1", NewPlugin: factory.New})
+	_, err = NewManager(Options{ConfigPath: dir, BinDir: "/bin-dir", NodeName: "node-1", newPlugin: factory.New})
 	require.EqualError(t, err, file+`: plugins[0]: plugin "pss": cannot create`)
 }
 
 func TestGRPCPluginsNeedNoBinDir(t *testing.T) {
 	dir := configDir(t)
 	writeConfig(t, filepath.Join(dir, "10-gate.yaml"), pluginsYAML("- name: gate\n  type: GRPC\n  endpoint: /run/gate.sock\n"))
-	_, err := NewManager(Options{ConfigPath: dir, NodeName: "node-1", NewPlugin: newFakeFactory().New})
+	_, err := NewManager(Options{ConfigPath: dir, NodeName: "node-1", newPlugin: newFakeFactory().New})
 	require.NoError(t, err)
 }
 
@@ -79,7 +76,7 @@ func TestAdmissionIsSticky(t *testing.T) {
 
 	plugin := tm.factory.plugin(t, "a")
 	plugin.setDecide(deny("Changed", "changed its mind"))
-	tm.reevaluate(context.Background(), "a", Reevaluation{All: true})
+	tm.reevaluate(context.Background(), "a", transport.Reevaluation{All: true})
 	for range 3 {
 		tm.clock.Step(time.Hour)
 		admitted, _, _, _ = tm.admit(pod)
@@ -308,7 +305,7 @@ func TestPushedReevaluation(t *testing.T) {
 	require.False(t, admitted)
 	require.False(t, tm.due(waiting))
 
-	plugin.reevaluations <- Reevaluation{PodUIDs: []types.UID{waiting.UID, "unknown-uid", admittedPod.UID}}
+	plugin.reevaluations <- transport.Reevaluation{PodUIDs: []types.UID{waiting.UID, "unknown-uid", admittedPod.UID}}
 	require.Eventually(t, func() bool { return tm.due(waiting) }, 5*time.Second, time.Millisecond)
 	assert.False(t, tm.due(other))
 	assert.False(t, tm.due(admittedPod))
@@ -319,7 +316,7 @@ func TestPushedReevaluation(t *testing.T) {
 	assert.True(t, admitted, "the back-off is skipped after a pushed re-evaluation")
 	assert.Equal(t, calls+1, plugin.calls())
 
-	plugin.reevaluations <- Reevaluation{All: true}
+	plugin.reevaluations <- transport.Reevaluation{All: true}
 	require.Eventually(t, func() bool { return tm.due(other) }, 5*time.Second, time.Millisecond)
 	assert.False(t, tm.due(admittedPod))
 }
@@ -332,7 +329,7 @@ func TestReevaluationPushedDuringAnEvaluationIsKept(t *testing.T) {
 	pushed := make(chan struct{})
 	plugin.setDecide(func(_ context.Context, req *podadmissionv1alpha1.PodAdmissionRequest) (*podadmissionv1alpha1.PodAdmissionResponse, error) {
 		// The plugin changes its mind while its rejection is on its way.
-		plugin.reevaluations <- Reevaluation{PodUIDs: []types.UID{pod.UID}}
+		plugin.reevaluations <- transport.Reevaluation{PodUIDs: []types.UID{pod.UID}}
 		require.Eventually(t, func() bool {
 			tm.mu.Lock()
 			defer tm.mu.Unlock()

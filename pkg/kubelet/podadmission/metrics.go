@@ -2,6 +2,7 @@ package podadmission
 
 import (
 	"sync"
+	"time"
 
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
@@ -10,20 +11,24 @@ import (
 // The kubelet's metrics subsystem, so the names read kubelet_pod_admission_*.
 const metricsSubsystem = "kubelet"
 
-// Values of the result label of the plugin duration histogram.
+// callResult is what one plugin call meant for the pod, as the metrics
+// label it.
+type callResult int
+
 const (
-	resultAllowed  = "allowed"
-	resultRejected = "rejected"
-	resultError    = "error"
+	callAllowed callResult = iota
+	callRejected
+	callFailed         // failurePolicy Fail: the pod is rejected
+	callFailureIgnored // failurePolicy Ignore: the pod passes this plugin
+	callResults
 )
 
-// Values of the decision label of the decisions counter: what a plugin call
-// meant for the pod.
-const (
-	decisionAllowed      = "allowed"
-	decisionRejected     = "rejected"
-	decisionError        = "error"         // plugin failed, failurePolicy Fail: the pod is rejected
-	decisionErrorIgnored = "error_ignored" // plugin failed, failurePolicy Ignore: the pod passes this plugin
+// resultLabels are the values of the result label of the plugin duration
+// histogram, and decisionLabels those of the decision label of the
+// decisions counter, by callResult.
+var (
+	resultLabels   = [callResults]string{"allowed", "rejected", "error", "error"}
+	decisionLabels = [callResults]string{"allowed", "rejected", "error", "error_ignored"}
 )
 
 // Values of the result label of the reload counter.
@@ -63,10 +68,37 @@ var (
 	}, []string{"result"})
 )
 
+// pluginMetrics are the series of one plugin name, looked up at its first
+// call of each result rather than at every call: a lookup hashes the
+// labels. A series appears when it is first recorded, as with
+// WithLabelValues at every call.
+type pluginMetrics struct {
+	plugin    string
+	once      [callResults]sync.Once
+	durations [callResults]metrics.ObserverMetric
+	decisions [callResults]metrics.CounterMetric
+}
+
+func newPluginMetrics(plugin string) *pluginMetrics {
+	return &pluginMetrics{plugin: plugin}
+}
+
+// record counts one call of the plugin and its latency.
+func (m *pluginMetrics) record(result callResult, latency time.Duration) {
+	m.once[result].Do(func() {
+		m.durations[result] = pluginDuration.WithLabelValues(m.plugin, resultLabels[result])
+		m.decisions[result] = decisionsTotal.WithLabelValues(m.plugin, decisionLabels[result])
+	})
+	m.decisions[result].Inc()
+	m.durations[result].Observe(latency.Seconds())
+}
+
 var registerMetricsOnce sync.Once
 
 // registerMetrics registers the metrics with the registry the kubelet serves
-// on /metrics. Until then they record nothing, which is what podadmctl wants.
+// on /metrics. Until then they record nothing, which is what podadmctl
+// wants; a Manager registers them before it creates its first chain, whose
+// pluginMetrics keep the series they look up.
 func registerMetrics() {
 	registerMetricsOnce.Do(func() {
 		legacyregistry.MustRegister(pluginDuration, decisionsTotal, blockedPods, configReloadsTotal)

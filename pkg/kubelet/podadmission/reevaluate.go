@@ -5,32 +5,34 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
+
+	"github.com/podadmission/podadmission/pkg/kubelet/podadmission/transport"
 )
 
-// watchReevaluations forwards the re-evaluation requests of p, if it is a
-// Reevaluator, until its channel is closed (the plugin was closed) or ctx is
-// done. It starts one goroutine per plugin instance, however often called.
-func (m *Manager) watchReevaluations(ctx context.Context, p *chainPlugin) {
-	reevaluator, ok := p.plugin.(Reevaluator)
-	if !ok {
-		return
+// startPlugins starts the plugins of chain that have not started yet, and
+// forwards the re-evaluation requests of those that push them, on a
+// goroutine per plugin instance that ends when the plugin is closed or the
+// Manager stops.
+func (m *Manager) startPlugins(chain *Chain) {
+	for _, p := range chain.plugins {
+		p.start(func(requests <-chan transport.Reevaluation) {
+			m.goRun(func() { m.forwardReevaluations(m.runCtx, p.name(), requests) })
+		})
 	}
-	p.watchOnce.Do(func() {
-		requests := reevaluator.Reevaluations()
-		go func() {
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case r, ok := <-requests:
-					if !ok {
-						return
-					}
-					m.reevaluate(ctx, p.name(), r)
-				}
+}
+
+func (m *Manager) forwardReevaluations(ctx context.Context, plugin string, requests <-chan transport.Reevaluation) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case r, ok := <-requests:
+			if !ok {
+				return
 			}
-		}()
-	})
+			m.reevaluate(ctx, plugin, r)
+		}
+	}
 }
 
 // reevaluate marks pods for evaluation ahead of their back-off and wakes
@@ -39,7 +41,7 @@ func (m *Manager) watchReevaluations(ctx context.Context, p *chainPlugin) {
 // a rejection is not lost. Only a pod that was not marked yet is woken:
 // however many requests name it before its worker runs, it is evaluated
 // once, and requests for pods the Manager does not know cost a map lookup.
-func (m *Manager) reevaluate(ctx context.Context, plugin string, r Reevaluation) {
+func (m *Manager) reevaluate(ctx context.Context, plugin string, r transport.Reevaluation) {
 	cause := wakePush
 	if plugin == "" {
 		cause = wakeReload
@@ -80,5 +82,5 @@ func (m *Manager) reevaluate(ctx context.Context, plugin string, r Reevaluation)
 
 // reevaluateAll marks every pod not yet decided, after a configuration change.
 func (m *Manager) reevaluateAll(ctx context.Context) {
-	m.reevaluate(ctx, "", Reevaluation{All: true})
+	m.reevaluate(ctx, "", transport.Reevaluation{All: true})
 }

@@ -31,7 +31,7 @@ const (
 // ctx is done; then it stops the Manager.
 func (m *Manager) runConfigWatch(ctx context.Context, w *configWatch) {
 	logger := klog.FromContext(ctx)
-	defer m.stop(ctx)
+	defer m.stop(logger)
 
 	var events <-chan fsnotify.Event
 	var watchErrors <-chan error
@@ -133,7 +133,7 @@ func (m *Manager) reload(ctx context.Context) (retryAfter time.Duration) {
 	}
 	var chain *Chain
 	if err == nil {
-		chain, err = newChainReusing(cfg, m.chain.Load(), m.opts.NewPlugin, m.opts.BinDir)
+		chain, err = newChainReusing(cfg, m.chain.Load(), m.opts.newPlugin, m.opts.BinDir, &m.plugins)
 	}
 	if err != nil {
 		m.refuseReload(ctx, err)
@@ -143,14 +143,12 @@ func (m *Manager) reload(ctx context.Context) (retryAfter time.Duration) {
 	m.lastReloadError = ""
 	previous := m.chain.Swap(chain)
 	m.config = cfg
-	for _, p := range chain.plugins {
-		m.watchReevaluations(m.runCtx, p)
-	}
-	go func() {
+	m.startPlugins(chain)
+	m.goRun(func() {
 		if err := previous.retire(); err != nil {
 			logger.Error(err, "Closing pod admission plugins removed by a reload failed")
 		}
-	}()
+	})
 	m.reevaluateAll(ctx)
 
 	names := make([]string, len(cfg.Plugins))
@@ -188,10 +186,11 @@ func (m *Manager) refuseReload(ctx context.Context, err error) {
 		"Refused the changed pod admission configuration; the last good one stays in use: %v", err)
 }
 
-// stop closes every plugin once the evaluations using them are done. Later
-// SoftAdmit calls keep pods Pending with ReasonUnavailable.
-func (m *Manager) stop(ctx context.Context) {
+// stop retires the chain in use: its plugins are closed once the
+// evaluations and calls using them are done. Later SoftAdmit calls keep
+// pods Pending with ReasonUnavailable.
+func (m *Manager) stop(logger klog.Logger) {
 	if err := m.chain.Load().retire(); err != nil {
-		klog.FromContext(ctx).Error(err, "Closing pod admission plugins failed")
+		logger.Error(err, "Closing pod admission plugins failed")
 	}
 }

@@ -230,6 +230,6 @@ func TestNewManagerRefusesAFileOpenForWriting(t *testing.T) {
 	writer, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND, 0)
 	require.NoError(t, err)
 	defer writer.Close()
-	_, err = NewManager(Options{ConfigPath: dir, BinDir: "/bin-dir", NodeName: "node-1", NewPlugin: newFakeFactory().New})
+	_, err = NewManager(Options{ConfigPath: dir, BinDir: "/bin-dir", NodeName: "node-1", newPlugin: newFakeFactory().New})
 	require.EqualError(t, err, file+": open for writing by another process; read once it is closed")
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/podadmission/podadmission/pkg/apis/config/scheme"
 	configv1alpha1 "github.com/podadmission/podadmission/pkg/apis/config/v1alpha1"
 	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
+	"github.com/podadmission/podadmission/pkg/kubelet/podadmission/transport"
 )
 
 // heldByLabel is the label of a property test pod that names the one
@@ -29,7 +30,7 @@ type completeOnlyFactory struct {
 	complete map[string]configv1alpha1.PluginConfig
 }
 
-func (f *completeOnlyFactory) New(cfg *configv1alpha1.PluginConfig, _ string) (Plugin, error) {
+func (f *completeOnlyFactory) New(cfg *configv1alpha1.PluginConfig, _ string) (transport.Plugin, error) {
 	complete, ok := f.complete[cfg.Name]
 	holds := ok && equality.Semantic.DeepEqual(complete, *cfg)
 	name := cfg.Name
@@ -39,7 +40,7 @@ func (f *completeOnlyFactory) New(cfg *configv1alpha1.PluginConfig, _ string) (P
 		}
 		return &podadmissionv1alpha1.PodAdmissionResponse{UID: req.UID, Allowed: true}, nil
 	}
-	return &fakePlugin{name: name, decide: decide, reevaluations: make(chan Reevaluation, 10)}, nil
+	return &fakePlugin{name: name, decide: decide, reevaluations: make(chan transport.Reevaluation, 10)}, nil
 }
 
 // podHeldBy is a pod that only plugin holds.
@@ -124,7 +125,7 @@ func checkPrefixesNeverAdmit(t *testing.T, files []configFile, write writePrefix
 		}
 	}
 	tm := newTestManager(t, configHeader+"plugins: []\n", func(_ *fakeFactory, opts *Options) {
-		opts.NewPlugin = factory.New
+		opts.newPlugin = factory.New
 		opts.Recorder = nil // hundreds of refused reloads: more events than the fake recorder holds
 	})
 	tm.runCtx = t.Context()

@@ -7,7 +7,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
-	"k8s.io/utils/clock"
 )
 
 // wakeCause says why a held pod is woken; the log line says it.
@@ -44,19 +43,20 @@ type podWaker struct {
 	done  chan struct{}
 }
 
-// startPodWaker starts a waker that calls wake for every pod it wakes,
-// until ctx is done.
-func startPodWaker(ctx context.Context, clk clock.WithTicker, wake func(types.UID)) *podWaker {
+// startPodWaker starts a waker that calls Options.WakePod for every pod it
+// wakes, until ctx is done.
+func (m *Manager) startPodWaker(ctx context.Context) *podWaker {
 	w := &podWaker{
-		queue: workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[wakeItem]{Clock: clk}),
-		wake:  wake,
+		queue: workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[wakeItem]{Clock: m.clock}),
+		wake:  m.opts.WakePod,
 		done:  make(chan struct{}),
 	}
-	go w.run(klog.FromContext(ctx))
-	go func() {
+	logger := klog.FromContext(ctx)
+	m.goRun(func() { w.run(logger) })
+	m.goRun(func() {
 		<-ctx.Done()
 		w.stop()
-	}()
+	})
 	return w
 }
 

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
+	"github.com/podadmission/podadmission/pkg/kubelet/podadmission/transport"
 )
 
 // wakeRecorder is Options.WakePod for tests: it counts the wakes per pod.
@@ -71,7 +72,7 @@ func TestPushWakesAHeldPodAtOnce(t *testing.T) {
 	require.False(t, admitted)
 
 	// The fake clock does not move: only the push can wake the pod.
-	plugin.reevaluations <- Reevaluation{PodUIDs: []types.UID{pod.UID}}
+	plugin.reevaluations <- transport.Reevaluation{PodUIDs: []types.UID{pod.UID}}
 	require.Eventually(t, func() bool { return wakes.count(pod.UID) == 1 }, 5*time.Second, time.Millisecond)
 	assert.True(t, tm.due(pod))
 }
@@ -91,8 +92,8 @@ func TestAFloodOfPushesWakesEachPodOnce(t *testing.T) {
 	}
 	ctx := context.Background()
 	for range 2000 {
-		tm.reevaluate(ctx, "gate", Reevaluation{All: true})
-		tm.reevaluate(ctx, "gate", Reevaluation{PodUIDs: append(unknown, held[0].UID)})
+		tm.reevaluate(ctx, "gate", transport.Reevaluation{All: true})
+		tm.reevaluate(ctx, "gate", transport.Reevaluation{PodUIDs: append(unknown, held[0].UID)})
 	}
 	for _, pod := range held {
 		require.Eventually(t, func() bool { return wakes.count(pod.UID) >= 1 }, 5*time.Second, time.Millisecond)
@@ -109,7 +110,7 @@ func TestAFloodOfPushesWakesEachPodOnce(t *testing.T) {
 	// Once evaluated again, the next request wakes it again.
 	admitted, _, _, _ := tm.admit(held[0])
 	require.False(t, admitted)
-	tm.reevaluate(ctx, "gate", Reevaluation{PodUIDs: []types.UID{held[0].UID}})
+	tm.reevaluate(ctx, "gate", transport.Reevaluation{PodUIDs: []types.UID{held[0].UID}})
 	require.Eventually(t, func() bool { return wakes.count(held[0].UID) == 2 }, 5*time.Second, time.Millisecond)
 }
 

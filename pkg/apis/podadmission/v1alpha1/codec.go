@@ -18,13 +18,15 @@ import (
 // plugin that misspells "allowed" fails loudly instead of rejecting every pod
 // for no stated reason.
 
-// EncodeRequest returns req as JSON with its apiVersion and kind set. It does
-// not modify req.
+// EncodeRequest returns req as JSON, as it is: the caller (the kubelet's
+// plugin chain) sets its apiVersion and kind to RequestTypeMeta, and a
+// request without them is an error rather than a request no plugin accepts.
 func EncodeRequest(req *PodAdmissionRequest) ([]byte, error) {
-	r := *req
-	r.APIVersion = SchemeGroupVersion.String()
-	r.Kind = PodAdmissionRequestKind
-	return json.Marshal(&r)
+	if req.TypeMeta != RequestTypeMeta() {
+		return nil, fmt.Errorf("cannot encode the request: apiVersion %q and kind %q, want %q and %q",
+			req.APIVersion, req.Kind, SchemeGroupVersion.String(), PodAdmissionRequestKind)
+	}
+	return json.Marshal(req)
 }
 
 // DecodeRequest decodes data strictly as a PodAdmissionRequest of this
@@ -67,7 +69,7 @@ func EncodeResponse(resp *PodAdmissionResponse, req *PodAdmissionRequest) ([]byt
 
 // DecodeResponse decodes data strictly as the answer to req: its apiVersion
 // must be the request's, its kind PodAdmissionResponse, and it must pass
-// ValidateResponse. req must have been sent as EncodeRequest wrote it.
+// ValidateResponse.
 func DecodeResponse(data []byte, req *PodAdmissionRequest) (*PodAdmissionResponse, error) {
 	resp := &PodAdmissionResponse{}
 	if err := decodeStrict(data, resp, PodAdmissionResponseKind); err != nil {

@@ -25,20 +25,22 @@ func testRequest() *PodAdmissionRequest {
 	}
 }
 
-func TestEncodeRequestSetsTypeMetaWithoutModifyingRequest(t *testing.T) {
+func TestEncodeRequestWritesTheRequestAsItIs(t *testing.T) {
 	req := testRequest()
+	req.TypeMeta = RequestTypeMeta()
 	data, err := EncodeRequest(req)
 	require.NoError(t, err)
-	assert.Empty(t, req.APIVersion, "EncodeRequest must not modify its argument")
 	assert.Contains(t, string(data), `"apiVersion":"podadmission.kubelet.k8s.io/v1alpha1"`)
 	assert.Contains(t, string(data), `"kind":"PodAdmissionRequest"`)
 
 	decoded, err := DecodeRequest(data)
 	require.NoError(t, err)
-	assert.Equal(t, req.UID, decoded.UID)
-	assert.Equal(t, req.Pod.Name, decoded.Pod.Name)
-	assert.Equal(t, req.Node, decoded.Node)
-	assert.Equal(t, int32(1), decoded.Attempt)
+	assert.Equal(t, req, decoded)
+}
+
+func TestEncodeRequestRefusesARequestWithoutItsEnvelope(t *testing.T) {
+	_, err := EncodeRequest(testRequest())
+	require.EqualError(t, err, `cannot encode the request: apiVersion "" and kind "", want "podadmission.kubelet.k8s.io/v1alpha1" and "PodAdmissionRequest"`)
 }
 
 func TestDecodeResponseAccepts(t *testing.T) {

@@ -18,6 +18,11 @@ const (
 	PodAdmissionResponseKind = "PodAdmissionResponse"
 )
 
+// RequestTypeMeta is the apiVersion and kind of every PodAdmissionRequest.
+func RequestTypeMeta() metav1.TypeMeta { return requestTypeMeta }
+
+var requestTypeMeta = metav1.TypeMeta{APIVersion: SchemeGroupVersion.String(), Kind: PodAdmissionRequestKind}
+
 var (
 	// SchemeBuilder registers the protocol's types with a scheme.
 	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)

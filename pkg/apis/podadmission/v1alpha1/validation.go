@@ -1,25 +1,13 @@
 package v1alpha1
 
 import (
-	"regexp"
 	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-const (
-	// MaxReasonLength caps a response's reason, which becomes a pod's
-	// status.reason.
-	MaxReasonLength = 128
-	// MaxMessageLength caps a response's message in bytes; it is the limit
-	// of an event's message, where the message ends up.
-	MaxMessageLength = 1024
-)
-
 // TruncationMark ends a message that TruncateMessage cut.
 const TruncationMark = " (...)"
-
-var reasonPattern = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
 
 // TruncateMessage cuts message to MaxMessageLength bytes, on a character
 // boundary, ending in TruncationMark when it cut: plugins use it for a
@@ -45,7 +33,22 @@ func truncate(s string, max int) string {
 // word, an upper-case ASCII letter followed by ASCII letters and digits, of
 // at most MaxReasonLength characters.
 func IsValidReason(reason string) bool {
-	return len(reason) <= MaxReasonLength && reasonPattern.MatchString(reason)
+	return len(reason) <= MaxReasonLength && isCamelCaseWord(reason)
+}
+
+// isCamelCaseWord says whether s is an upper-case ASCII letter followed by
+// ASCII letters and digits. (A loop, not a regular expression: every Exec
+// plugin process would compile that at start.)
+func isCamelCaseWord(s string) bool {
+	if s == "" || s[0] < 'A' || s[0] > 'Z' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if c := s[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // ValidateResponse checks the fields of resp, a plugin's answer to req, other
@@ -63,7 +66,7 @@ func ValidateResponse(resp *PodAdmissionResponse, req *PodAdmissionRequest) fiel
 	case resp.Reason == "":
 	case len(resp.Reason) > MaxReasonLength:
 		errs = append(errs, field.TooLong(reasonPath, resp.Reason, MaxReasonLength))
-	case !reasonPattern.MatchString(resp.Reason):
+	case !isCamelCaseWord(resp.Reason):
 		errs = append(errs, field.Invalid(reasonPath, shorten(resp.Reason), "must be CamelCase: an upper-case letter followed by letters and digits, like \"ImageNotSigned\""))
 	}
 	if len(resp.Message) > MaxMessageLength {

@@ -1,0 +1,58 @@
+package grpcplugin_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/podadmission/podadmission/pkg/plugin"
+	"github.com/podadmission/podadmission/pkg/plugin/grpcplugin"
+)
+
+// noHostNetwork is a complete policy: pods may not use the host network,
+// except in kube-system.
+func noHostNetwork(_ context.Context, req *plugin.Request) (*plugin.Response, error) {
+	if req.Pod.Spec.HostNetwork && req.Pod.Namespace != "kube-system" {
+		return plugin.Deny("HostNetwork", "pods on this node may not use the host network"), nil
+	}
+	return plugin.Allow(), nil
+}
+
+// A GRPC plugin daemon serves the same handler on a unix socket until it is
+// told to stop.
+func ExampleServe() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	if err := grpcplugin.Serve(ctx, "/run/podadmission/no-host-network.sock", noHostNetwork); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+// A GRPC plugin whose policy changes tells the kubelet to evaluate again the
+// pods it blocks, instead of letting them wait for their back-off.
+func ExampleServer_ReevaluateAll() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+
+	var allowed atomic.Bool // the policy: flipped by some watch of the world
+	server := grpcplugin.NewServer(func(context.Context, *plugin.Request) (*plugin.Response, error) {
+		if allowed.Load() {
+			return plugin.Allow(), nil
+		}
+		return plugin.Deny("MaintenanceWindow", "the node is in a maintenance window"), nil
+	})
+	go func() {
+		time.Sleep(10 * time.Minute) // the maintenance window ends
+		allowed.Store(true)
+		server.ReevaluateAll()
+	}()
+	if err := server.Serve(ctx, "unix:///run/podadmission/maintenance.sock"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
