@@ -76,7 +76,7 @@ func buildPlugins() (string, error) {
 			return "", err
 		}
 	}
-	for _, name := range []string{"minimal", "sdkexec", "sdkgrpc", "echo"} {
+	for _, name := range []string{"minimal", "linked", "sdkexec", "sdkgrpc", "echo"} {
 		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", filepath.Join(dir, name), "./plugins/"+name)
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -86,39 +86,65 @@ func buildPlugins() (string, error) {
 	return dir, nil
 }
 
-// record times each call of a benchmark and reports p50-µs, p99-µs and
-// max-µs besides Go's mean (ns/op).
-type record struct {
-	b         *testing.B
+// path is one way of admitting the benchmark's pod, timed call by call.
+type path struct {
+	name string
+	call func(b *testing.B, i int)
+	// latencies of its calls, in order.
 	latencies []time.Duration
 }
 
-func newRecord(b *testing.B) *record {
-	b.ReportAllocs()
-	return &record{b: b, latencies: make([]time.Duration, 0, b.N)}
-}
-
-func (r *record) add(d time.Duration) { r.latencies = append(r.latencies, d) }
-
-func (r *record) report() {
-	slices.Sort(r.latencies)
-	percentile := func(p float64) float64 {
-		return float64(r.latencies[int(p*float64(len(r.latencies)-1))].Nanoseconds()) / 1e3
+// benchPaths times the calls of paths side by side: b.N rounds of one call
+// of each, in an order that rotates from round to round, so that every path
+// sees the same machine (these machines are shared and their load drifts).
+// For each path it reports <name>-p50-µs, -p99-µs, -max-µs and -mean-µs,
+// and <name>-allocs, the allocations of one call in this process (the
+// kubelet's side), counted over 50 more calls.
+func benchPaths(b *testing.B, paths ...*path) {
+	for _, p := range paths {
+		p.latencies = make([]time.Duration, 0, b.N)
 	}
-	r.b.ReportMetric(percentile(0.50), "p50-µs")
-	r.b.ReportMetric(percentile(0.99), "p99-µs")
-	r.b.ReportMetric(percentile(1), "max-µs")
+	b.ResetTimer()
+	for i := range b.N {
+		for j := range paths {
+			p := paths[(i+j)%len(paths)]
+			start := time.Now()
+			p.call(b, i)
+			p.latencies = append(p.latencies, time.Since(start))
+		}
+	}
+	b.StopTimer()
+	for _, p := range paths {
+		n := 0
+		allocs := testing.AllocsPerRun(50, func() {
+			p.call(b, b.N+n)
+			n++
+		})
+		var total time.Duration
+		for _, d := range p.latencies {
+			total += d
+		}
+		slices.Sort(p.latencies)
+		percentile := func(q float64) float64 {
+			return float64(p.latencies[int(q*float64(len(p.latencies)-1))].Nanoseconds()) / 1e3
+		}
+		b.ReportMetric(percentile(0.50), p.name+"-p50-µs")
+		b.ReportMetric(percentile(0.99), p.name+"-p99-µs")
+		b.ReportMetric(percentile(1), p.name+"-max-µs")
+		b.ReportMetric(float64(total.Nanoseconds())/float64(len(p.latencies))/1e3, p.name+"-mean-µs")
+		b.ReportMetric(allocs, p.name+"-allocs")
+	}
 }
 
-// benchManager admits a new pod b.N times through a Manager whose one
-// plugin the configuration plugin describes (the kubelet's path:
-// SoftAdmit, the chain, the transport, the plugin and back).
-func benchManager(b *testing.B, plugin string) {
-	configDir := filepath.Join(filepath.Dir(binDir), b.Name())
+// managerPath admits a new pod at every call through a Manager whose one
+// plugin the configuration plugin describes: the kubelet's path, SoftAdmit,
+// the chain, the transport, the plugin and back.
+func managerPath(b *testing.B, name, plugin string) *path {
+	configDir := filepath.Join(filepath.Dir(binDir), name)
 	if err := os.Mkdir(configDir, 0o755); err != nil {
 		b.Fatal(err)
 	}
-	defer os.RemoveAll(configDir)
+	b.Cleanup(func() { os.RemoveAll(configDir) })
 	config := "apiVersion: podadmission.kubelet.config.k8s.io/v1alpha1\nkind: PodAdmissionConfiguration\nplugins:\n" + plugin
 	if err := os.WriteFile(filepath.Join(configDir, "10-bench.yaml"), []byte(config), 0o644); err != nil {
 		b.Fatal(err)
@@ -132,55 +158,47 @@ func benchManager(b *testing.B, plugin string) {
 	}
 	ctx := b.Context()
 	m.Start(ctx)
-	defer m.Stop()
+	b.Cleanup(m.Stop)
 
 	pod := benchpod.BenchPod()
-	admit := func(uid types.UID) {
-		pod.UID = uid
+	admit := func(uid string) lifecycle.PodAdmitResult {
+		pod.UID = types.UID(uid)
 		result, _ := m.SoftAdmit(ctx, &lifecycle.PodAdmitAttributes{Pod: pod})
-		if !result.Admit {
-			b.Fatalf("not admitted: %s: %s", result.Reason, result.Message)
-		}
+		return result
 	}
 	// A GRPC plugin connects in the background.
 	deadline := time.Now().Add(10 * time.Second)
 	for i := 0; ; i++ {
-		pod.UID = types.UID(fmt.Sprintf("warm-up-%d", i))
-		if result, _ := m.SoftAdmit(ctx, &lifecycle.PodAdmitAttributes{Pod: pod}); result.Admit {
+		result := admit(fmt.Sprintf("warm-up-%d", i))
+		if result.Admit {
 			break
-		} else if time.Now().After(deadline) {
-			b.Fatalf("the plugin never admitted the pod: %s", result.Message)
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("%s never admitted the pod: %s", name, result.Message)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	uids := make([]types.UID, b.N)
+	// Admission is sticky: every call is a pod the Manager has not seen.
+	uids := make([]string, b.N+100)
 	for i := range uids {
-		uids[i] = types.UID(fmt.Sprintf("pod-%d", i))
+		uids[i] = fmt.Sprintf("pod-%d", i)
 	}
-
-	r := newRecord(b)
-	b.ResetTimer()
-	for i := range b.N {
-		start := time.Now()
-		admit(uids[i])
-		r.add(time.Since(start))
-	}
-	b.StopTimer()
-	r.report()
+	return &path{name: name, call: func(b *testing.B, i int) {
+		if result := admit(uids[i]); !result.Admit {
+			b.Fatalf("%s: not admitted: %s: %s", name, result.Reason, result.Message)
+		}
+	}}
 }
 
-// BenchmarkAdmitBareExec is the Exec reference: fork+exec of the minimal
-// stdlib-only static binary with the request's JSON on stdin, its answer
-// read from stdout and decoded. No trust check, no containment, no manager.
-func BenchmarkAdmitBareExec(b *testing.B) {
+// bareExecPath is the Exec reference: fork+exec of the minimal stdlib-only
+// static binary with the request's JSON on stdin, its answer read from
+// stdout and decoded. No trust check, no containment, no manager.
+func bareExecPath(b *testing.B) *path {
 	request := benchRequestJSON(b)
-	path := filepath.Join(binDir, "minimal")
-	r := newRecord(b)
-	b.ResetTimer()
-	for range b.N {
-		start := time.Now()
+	binary := filepath.Join(binDir, "minimal")
+	return &path{name: "BareExec", call: func(b *testing.B, _ int) {
 		var out bytes.Buffer
-		cmd := exec.Command(path)
+		cmd := exec.Command(binary)
 		cmd.Stdin = bytes.NewReader(request)
 		cmd.Stdout = &out
 		if err := cmd.Run(); err != nil {
@@ -190,37 +208,22 @@ func BenchmarkAdmitBareExec(b *testing.B) {
 		if err := json.Unmarshal(out.Bytes(), &resp); err != nil || !resp.Allowed {
 			b.Fatalf("answer %q: %v", out.Bytes(), err)
 		}
-		r.add(time.Since(start))
-	}
-	b.StopTimer()
-	r.report()
+	}}
 }
 
-// BenchmarkAdmitExecSDK admits through the manager and its Exec transport,
-// the plugin a process of sdkexec, written with the SDK.
-func BenchmarkAdmitExecSDK(b *testing.B) {
-	benchManager(b, "- name: sdkexec\n  type: Exec\n")
-}
-
-// BenchmarkAdmitExecStdlib is BenchmarkAdmitExecSDK with the minimal
-// plugin: what the manager and the Exec transport add to a bare exec.
-func BenchmarkAdmitExecStdlib(b *testing.B) {
-	benchManager(b, "- name: minimal\n  type: Exec\n")
-}
-
-// BenchmarkAdmitBareGRPC is the GRPC reference: a unary call that sends the
-// request's JSON to an echo server (another process) on a unix socket and
-// gets it back.
-func BenchmarkAdmitBareGRPC(b *testing.B) {
+// bareGRPCPath is the GRPC reference: a unary call that sends the request's
+// JSON to an echo server (another process) on a unix socket and gets it
+// back.
+func bareGRPCPath(b *testing.B) *path {
 	socket := startDaemon(b, "echo")
 	conn, err := grpc.NewClient("unix://"+socket, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer conn.Close()
+	b.Cleanup(func() { conn.Close() })
 	request := &wrapperspb.BytesValue{Value: benchRequestJSON(b)}
 	ctx := b.Context()
-	call := func() {
+	p := &path{name: "BareGRPC", call: func(b *testing.B, _ int) {
 		callCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		out := &wrapperspb.BytesValue{}
@@ -230,24 +233,35 @@ func BenchmarkAdmitBareGRPC(b *testing.B) {
 		if len(out.Value) != len(request.Value) {
 			b.Fatalf("echoed %d bytes of %d", len(out.Value), len(request.Value))
 		}
-	}
-	call() // connect
-	r := newRecord(b)
-	b.ResetTimer()
-	for range b.N {
-		start := time.Now()
-		call()
-		r.add(time.Since(start))
-	}
-	b.StopTimer()
-	r.report()
+	}}
+	p.call(b, 0) // connect
+	return p
 }
 
-// BenchmarkAdmitGRPCSDK admits through the manager and its GRPC transport,
-// the plugin a daemon of sdkgrpc (another process), written with the SDK.
-func BenchmarkAdmitGRPCSDK(b *testing.B) {
+// BenchmarkAdmitExec: the plugin a process per call. ExecSDK is sdkexec,
+// written with the SDK, through the manager and its Exec transport;
+// ExecStdlib the minimal stdlib-only binary the same way (what the manager
+// and the transport add); ExecLinked the minimal binary with the SDK linked
+// but not called (what the SDK's packages cost a process that starts);
+// BareExec the minimal binary without the manager.
+func BenchmarkAdmitExec(b *testing.B) {
+	benchPaths(b,
+		bareExecPath(b),
+		managerPath(b, "ExecSDK", "- name: sdkexec\n  type: Exec\n"),
+		managerPath(b, "ExecStdlib", "- name: minimal\n  type: Exec\n"),
+		managerPath(b, "ExecLinked", "- name: linked\n  type: Exec\n"),
+	)
+}
+
+// BenchmarkAdmitGRPC: the plugin a daemon on a unix socket. GRPCSDK is
+// sdkgrpc, written with the SDK, through the manager and its GRPC
+// transport; BareGRPC the echo call.
+func BenchmarkAdmitGRPC(b *testing.B) {
 	socket := startDaemon(b, "sdkgrpc")
-	benchManager(b, "- name: sdkgrpc\n  type: GRPC\n  endpoint: unix://"+socket+"\n")
+	benchPaths(b,
+		bareGRPCPath(b),
+		managerPath(b, "GRPCSDK", "- name: sdkgrpc\n  type: GRPC\n  endpoint: unix://"+socket+"\n"),
+	)
 }
 
 // startDaemon runs the daemon binDir/name on a new socket until the

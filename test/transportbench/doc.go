@@ -1,22 +1,33 @@
-// Package transportbench benchmarks one pod admission through each plugin
-// transport, next to an in-process baseline, and reports per-call latency
-// percentiles. build/bench-transports.sh runs it and prints the table.
+// Package transportbench measures the cost of one pod admission through
+// each plugin transport, next to a reference that has nothing of the
+// kubelet around it. build/bench-transports.sh (make bench-transports)
+// runs it together with pkg/kubelet/podadmission's
+// BenchmarkAdmitManagerNoTransport, the manager's own work, and prints the
+// table of BENCHMARKS.md.
 //
 //	go test -run '^$' -bench . -benchtime 2s ./test/transportbench/
 //
-// Rows:
-//   - BenchmarkAdmitInProcess: no transport; the request goes through the
-//     JSON codec to the SDK's exec handling and back, in the same process.
-//     What any plugin costs at least.
-//   - BenchmarkAdmitExec: the Exec transport runs the test plugin binary
-//     (built with the SDK, --mode=allow) once per call.
-//   - BenchmarkAdmitExecMinimal: the Exec transport runs minimalplugin, a
-//     stdlib-only Go plugin: the transport and a process without the SDK's
-//     packages, to show what the plugin's own start-up costs.
-//   - BenchmarkAdmitGRPC: the GRPC transport calls the test plugin running
-//     as a daemon (--serve, another process) over a unix socket.
+// BenchmarkAdmitExec times, side by side, call by call:
+//   - BareExec: fork+exec of plugins/minimal, a stdlib-only static binary,
+//     the request's JSON on its stdin and its answer decoded; the reference.
+//   - ExecSDK: SoftAdmit of a new pod through a Manager whose one plugin is
+//     plugins/sdkexec, written with the SDK (pkg/plugin), run by the Exec
+//     transport.
+//   - ExecStdlib: the same with plugins/minimal: what the manager and the
+//     Exec transport (trust checks, a cgroup per call) add to a process.
+//   - ExecLinked: the same with plugins/linked, minimal with the SDK linked
+//     but not called: what the SDK's packages cost a process at its start.
 //
-// Every benchmark records the duration of each call and reports p50-µs,
-// p99-µs and max-µs besides Go's mean (ns/op); allocs/op counts the
-// kubelet side only.
+// BenchmarkAdmitGRPC times, side by side:
+//   - BareGRPC: a unary call of echo's service (plugins/echo, another
+//     process) on a unix socket, sending the request's JSON and getting it
+//     back; the reference.
+//   - GRPCSDK: SoftAdmit of a new pod through a Manager whose one plugin is
+//     the daemon plugins/sdkgrpc (another process), written with the SDK
+//     (pkg/plugin/grpcplugin), called by the GRPC transport.
+//
+// Each benchmark reports, per path, <path>-p50-µs, -p99-µs, -max-µs,
+// -mean-µs, and <path>-allocs, the allocations of one call in this process
+// (the kubelet's side). The plugins are built as the release builds its
+// plugins: static and stripped.
 package transportbench

@@ -13,21 +13,20 @@ import (
 	"github.com/podadmission/podadmission/pkg/plugin/grpcplugin"
 )
 
-// noHostNetwork is a complete policy: pods may not use the host network,
-// except in kube-system.
-func noHostNetwork(_ context.Context, req *plugin.Request) (*plugin.Response, error) {
-	if req.Pod.Spec.HostNetwork && req.Pod.Namespace != "kube-system" {
+// denyHostNetwork rejects pods that use the host network.
+func denyHostNetwork(_ context.Context, req *plugin.Request) (*plugin.Response, error) {
+	if req.Pod.Spec.HostNetwork {
 		return plugin.Deny("HostNetwork", "pods on this node may not use the host network"), nil
 	}
 	return plugin.Allow(), nil
 }
 
-// A GRPC plugin daemon serves the same handler on a unix socket until it is
+// A GRPC plugin daemon serves a handler on a unix socket until it is
 // told to stop.
 func ExampleServe() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	if err := grpcplugin.Serve(ctx, "/run/podadmission/no-host-network.sock", noHostNetwork); err != nil {
+	if err := grpcplugin.Serve(ctx, "/run/podadmission/no-host-network.sock", denyHostNetwork); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
