@@ -39,4 +39,13 @@
 //
 // Chain.Evaluate is the same evaluation without per-pod state, for tools
 // such as podadmctl.
+//
+// The Manager picks each plugin's transport by its type: exectransport for
+// Exec plugins, grpctransport for GRPC plugins, both implementing the
+// contract of package transport. The chain's call wrapper (chain_call.go)
+// is the only owner of what is the same for every transport: the request's
+// envelope, the timeout and call slots, the plugin's name in messages, the
+// per-call log line and the metrics. NewManager starts no goroutine and
+// makes no connection; Start does, and Stop returns once every goroutine
+// has ended and every plugin is closed. docs/design.md draws the whole path.
 package podadmission
