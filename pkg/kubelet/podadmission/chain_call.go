@@ -175,6 +175,12 @@ func logDecision(logger klog.Logger, pod *v1.Pod, req *podadmissionv1alpha1.PodA
 	case OutcomeFailed, OutcomeFailureIgnored:
 		kv := []any{"pod", klog.KObj(pod), "podUID", pod.UID, "plugin", d.Plugin.Name, "requestUID", req.UID,
 			"failurePolicy", d.Plugin.FailurePolicy, "attempt", d.Attempt, "latency", d.Latency}
+		// A stopped call's message is the chain's; what the transport
+		// said of it is for the log.
+		var stopped *stoppedCall
+		if errors.As(d.Err, &stopped) && stopped.transportErr != nil {
+			kv = append(kv, "transportError", stopped.transportErr.Error())
+		}
 		if stderr := PluginStderr(d.Err); stderr != "" {
 			kv = append(kv, "stderr", stderr)
 		}

@@ -8,9 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
 
 	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
 )
@@ -287,7 +289,29 @@ func TestChainTimeoutKeepsTheTransportsStderr(t *testing.T) {
 	assert.Equal(t, `"still thinking"`, PluginStderr(result.Rejection.Err))
 }
 
-type stderrError struct{ msg, stderr string }
+// The log line of a stopped call keeps what the transport said and the
+// plugin's stderr, which its message, the chain's, leaves out.
+func TestChainLogsWhatAStoppedTransportSaid(t *testing.T) {
+	factory := newFakeFactory()
+	factory.set("slow", func(context.Context, *podadmissionv1alpha1.PodAdmissionRequest) (*podadmissionv1alpha1.PodAdmissionResponse, error) {
+		return nil, &stderrError{msg: fmt.Sprintf("the plugin ran out of time (busy): %v", context.DeadlineExceeded), stderr: `"still thinking"`, cause: context.DeadlineExceeded}
+	})
+	chain := newTestChain(t, pluginsYAML(execPlugin("slow", "timeout: 2s")), factory)
+	var lines []string
+	logger := funcr.New(func(prefix, args string) { lines = append(lines, args) }, funcr.Options{})
+	result := chain.Evaluate(klog.NewContext(context.Background(), logger), EvaluationRequest{Pod: testPod("web")})
+	require.Equal(t, `Pod admission plugin "slow" failed (failurePolicy Fail): no answer within the timeout of 2s`, result.Rejection.PodMessage())
+	require.Len(t, lines, 1)
+	assert.Contains(t, lines[0], `"msg"="Pod admission plugin failed" "error"="no answer within the timeout of 2s"`)
+	assert.Contains(t, lines[0], `"transportError"="the plugin ran out of time (busy): context deadline exceeded" "stderr"="\"still thinking\""`)
+}
+
+type stderrError struct {
+	msg, stderr string
+	cause       error
+}
+
+func (e *stderrError) Unwrap() error { return e.cause }
 
 func (e *stderrError) Error() string  { return e.msg }
 func (e *stderrError) Stderr() string { return e.stderr }

@@ -86,10 +86,10 @@ func (p *Plugin) Admit(ctx context.Context, req *podadmissionv1alpha1.PodAdmissi
 	}
 	resp, err := podadmissionv1alpha1.DecodeResponse(out.stdout.buf, req)
 	if err == nil && !out.stderr.empty() {
-		// The chain logs the decision; what the plugin said on the side
-		// only this transport knows. The chain's logger names the plugin
-		// and the pod.
-		klog.FromContext(ctx).V(2).Info("Exec pod admission plugin wrote to stderr", "stderr", out.stderr.quoted())
+		// The chain logs the decision, and a failure's stderr with it;
+		// what a plugin that answered wrote on the side only this
+		// transport sees.
+		klog.FromContext(ctx).V(2).Info("Exec pod admission plugin wrote to stderr", "plugin", p.name, "pod", klog.KObj(req.Pod), "requestUID", req.UID, "stderr", out.stderr.quoted())
 	}
 	return resp, err
 }
