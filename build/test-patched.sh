@@ -14,7 +14,16 @@ PACKAGES=(
   ./cmd/kubelet/app/options/
   ./cmd/kubelet/app/
   ./pkg/kubelet/lifecycle/
+  ./pkg/kubelet/types/
   ./pkg/kubelet/
+)
+# Packages whose behaviour the series changes from the outside: soft
+# admission defers allocation, hides held pods from the volume manager and
+# adds a kubelet-owned pod condition the status manager merges.
+AFFECTED_PACKAGES=(
+  ./pkg/kubelet/allocation/
+  ./pkg/kubelet/status/
+  ./pkg/kubelet/volumemanager/...
 )
 
 touched=$(git -C "${SRC_DIR}" diff --name-only "refs/tags/${UPSTREAM_VERSION}" HEAD -- '*.go' |
@@ -30,5 +39,5 @@ done
 log "feature gate list (test/compatibility_lifecycle)"
 upstream_go run ./test/compatibility_lifecycle/main.go feature-gates verify >/dev/null
 
-log "go test ${PACKAGES[*]}"
-upstream_go test -count=1 "${PACKAGES[@]}"
+log "go test ${PACKAGES[*]} ${AFFECTED_PACKAGES[*]}"
+upstream_go test -count=1 "${PACKAGES[@]}" "${AFFECTED_PACKAGES[@]}"
