@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
 	"github.com/podadmission/podadmission/test/e2e_node/crirecord"
 	"github.com/podadmission/podadmission/test/e2e_node/framework"
 )
@@ -89,13 +90,13 @@ func TestHoldSurvivesKubeletRestart(t *testing.T) {
 	assert.Eventually(t, func() bool {
 		p, ok := counter.Pod(admitted.UID)
 		return ok && framework.PodAdmittedIs(corev1.ConditionTrue)(p)
-	}, 30*time.Second, 100*time.Millisecond, "pod %s, admitted by the plugins, should have %s True before it starts", admitted.Name, framework.PodAdmittedCondition)
+	}, 30*time.Second, 100*time.Millisecond, "pod %s, admitted by the plugins, should have %s True before it starts", admitted.Name, podadmissionv1alpha1.PodAdmitted)
 	p, _ := counter.Pod(admitted.UID)
 	require.False(t, framework.PodRunning(p), "pod %s cannot run before its configMap exists: %s", admitted.Name, framework.DescribePod(p))
 	transitions := map[types.UID]metav1.Time{}
 	for _, p := range held {
 		now, _ := counter.Pod(p.UID)
-		if cond := framework.FindPodCondition(now, framework.PodAdmittedCondition); assert.NotNil(t, cond, "held pod %s has no %s condition", p.Name, framework.PodAdmittedCondition) {
+		if cond := podadmissionv1alpha1.PodAdmittedCondition(&now.Status); assert.NotNil(t, cond, "held pod %s has no %s condition", p.Name, podadmissionv1alpha1.PodAdmitted) {
 			assert.Equal(t, corev1.ConditionFalse, cond.Status, "%s of held pod %s", cond.Type, p.Name)
 			assert.False(t, cond.LastTransitionTime.After(heldAt[p.UID]), "%s lastTransitionTime of %s (%s) should be the start of the hold, which the watch saw at %s",
 				cond.Type, p.Name, cond.LastTransitionTime.Format(time.StampMilli), heldAt[p.UID].Format(time.StampMilli))
@@ -124,7 +125,7 @@ func TestHoldSurvivesKubeletRestart(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, blockedWith(reasonEscalate)(now), "%s should be held after the restart: %s", p.Name, framework.DescribePod(now))
 		before, ok := transitions[p.UID]
-		if cond := framework.FindPodCondition(now, framework.PodAdmittedCondition); ok && assert.NotNil(t, cond, "%s of %s after the restart", framework.PodAdmittedCondition, p.Name) {
+		if cond := podadmissionv1alpha1.PodAdmittedCondition(&now.Status); ok && assert.NotNil(t, cond, "%s of %s after the restart", podadmissionv1alpha1.PodAdmitted, p.Name) {
 			assert.True(t, before.Equal(&cond.LastTransitionTime), "%s lastTransitionTime of %s: %s before the restart, %s after",
 				cond.Type, p.Name, before.UTC().Format(time.RFC3339), cond.LastTransitionTime.UTC().Format(time.RFC3339))
 		}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
 
+	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
 	"github.com/podadmission/podadmission/test/e2e_node/crirecord"
 	"github.com/podadmission/podadmission/test/e2e_node/framework"
 )
@@ -59,14 +60,14 @@ func TestHeldPodHoldsNothing(t *testing.T) {
 	require.NotEmpty(t, framework.APIAccessVolume(created), "the API server's ServiceAccount admission should have added a kube-api-access-* volume: %v", created.Spec.Volumes)
 	held := waitBlocked(t, ctx, ns, created.Name, gate.Reason)
 	assertSoftBlocked(t, ctx, held, gate.Plugin, gate.Reason)
-	_, err = c.Kubectl(ctx, "wait", "--namespace="+ns, "--for=condition="+string(framework.PodAdmittedCondition)+"=False", "pod/"+created.Name, "--timeout=30s")
+	_, err = c.Kubectl(ctx, "wait", "--namespace="+ns, "--for=condition="+string(podadmissionv1alpha1.PodAdmitted)+"=False", "pod/"+created.Name, "--timeout=30s")
 	assert.NoError(t, err, "kubectl wait for the hold condition")
 
 	time.Sleep(heldWindow)
 	held, err = c.Client.CoreV1().Pods(ns).Get(ctx, created.Name, metav1.GetOptions{})
 	require.NoError(t, err)
 	assertSoftBlocked(t, ctx, held, gate.Plugin, gate.Reason)
-	if cond := framework.FindPodCondition(held, framework.PodAdmittedCondition); assert.NotNil(t, cond, "held pod has no %s condition", framework.PodAdmittedCondition) {
+	if cond := podadmissionv1alpha1.PodAdmittedCondition(&held.Status); assert.NotNil(t, cond, "held pod has no %s condition", podadmissionv1alpha1.PodAdmitted) {
 		assert.Equal(t, corev1.ConditionFalse, cond.Status, "%s of the held pod", cond.Type)
 		assert.Equal(t, held.Status.Reason, cond.Reason, "%s reason = the pod's status.reason", cond.Type)
 		assert.Equal(t, held.Status.Message, cond.Message, "%s message = the pod's status.message", cond.Type)
@@ -92,7 +93,7 @@ func TestHeldPodHoldsNothing(t *testing.T) {
 	if c.Runtime.Mode() == framework.FakeMode {
 		assert.LessOrEqual(t, at.Sub(opened), releaseToRunningBound, "release to Running")
 	}
-	_, err = c.Kubectl(ctx, "wait", "--namespace="+ns, "--for=condition="+string(framework.PodAdmittedCondition), "pod/"+created.Name, "--timeout=30s")
+	_, err = c.Kubectl(ctx, "wait", "--namespace="+ns, "--for=condition="+string(podadmissionv1alpha1.PodAdmitted), "pod/"+created.Name, "--timeout=30s")
 	assert.NoError(t, err, "kubectl wait for the admitted condition")
 	assert.NoError(t, c.CheckVolumesSetUp(running), "volumes of the released pod")
 
