@@ -262,13 +262,14 @@ func upstreamRejection(t *testing.T, ctx context.Context, pod *corev1.Pod) *core
 // admission to reject the held pod.
 func releaseAndWaitFailed(t *testing.T, ctx context.Context, gate framework.Gate, pod *corev1.Pod) *corev1.Pod {
 	t.Helper()
-	_, err := gate.Open()
+	opened, err := gate.Open()
 	require.NoError(t, err)
-	failed, _, err := framework.WaitForPod(ctx, suite.Cluster.Client, pod.Namespace, pod.Name, gateOpenBound, func(p *corev1.Pod) bool {
+	failed, at, err := framework.WaitForPod(ctx, suite.Cluster.Client, pod.Namespace, pod.Name, gateOpenBound, func(p *corev1.Pod) bool {
 		return p.Status.Phase == corev1.PodFailed || framework.PodRunning(p)
 	})
 	require.NoError(t, err, "the released pod %s should be rejected within %s", pod.Name, gateOpenBound)
 	require.Equal(t, corev1.PodFailed, failed.Status.Phase, "the released pod %s should be rejected, not run: %s", pod.Name, framework.DescribePod(failed))
+	durationFigure(t, "release (push) to Failed", at.Sub(opened))
 	return failed
 }
 

@@ -131,6 +131,7 @@ func TestHoldSurvivesKubeletRestart(t *testing.T) {
 		}
 	}
 
+	var sinceHold, sinceDecision []time.Duration
 	for _, p := range held {
 		failed, at, err := framework.WaitForPod(ctx, c.Client, ns, p.Name, escalateAfter+30*time.Second, failedWith(reasonEscalate))
 		require.NoError(t, err, "held pod %s should fail once held for %s", p.Name, escalateAfter)
@@ -149,8 +150,20 @@ func TestHoldSurvivesKubeletRestart(t *testing.T) {
 		assert.GreaterOrEqual(t, blocked, escalateAfter-escalationEarly, "%s failed before its maxBlockedDuration", p.Name)
 		assert.LessOrEqual(t, blocked, escalateAfter+escalationLate, "%s failed %s after its first hold, not %s (restart %s after the hold)",
 			p.Name, blocked.Round(time.Millisecond), escalateAfter, restart.Sub(firstHold).Round(time.Millisecond))
+		sinceHold = append(sinceHold, blocked)
+		// The kubelet's decision, from its log: the rest is its status write.
+		decisions, err := c.KubeletLogLines(`"Pod admission rejected a pod for good"`, ` pod="`+ns+`/`+p.Name+`" `)
+		require.NoError(t, err)
+		if len(decisions) > 0 {
+			sinceDecision = append(sinceDecision, at.Sub(decisions[len(decisions)-1].Time))
+		}
 		assert.Contains(t, failed.Status.Message, "maxBlockedDuration", "message of %s", p.Name)
 		assertNoRuntimeWork(t, failed)
+	}
+	durationFigure(t, "escalation: first hold (lastTransitionTime) to Failed p50", framework.Percentile(sinceHold, 50))
+	durationFigure(t, "escalation: first hold (lastTransitionTime) to Failed max", framework.Percentile(sinceHold, 100))
+	if len(sinceDecision) > 0 {
+		durationFigure(t, "escalation: kubelet's decision to Failed on the watch max", framework.Percentile(sinceDecision, 100))
 	}
 }
 
