@@ -249,11 +249,13 @@ func createPod(t *testing.T, ctx context.Context, pod *corev1.Pod) *corev1.Pod {
 // it: the reason and message upstream gives.
 func upstreamRejection(t *testing.T, ctx context.Context, pod *corev1.Pod) *corev1.Pod {
 	t.Helper()
+	start := time.Now()
 	created := createPod(t, ctx, pod)
-	rejected, _, err := framework.WaitForPod(ctx, suite.Cluster.Client, pod.Namespace, created.Name, time.Minute, func(p *corev1.Pod) bool {
+	rejected, at, err := framework.WaitForPod(ctx, suite.Cluster.Client, pod.Namespace, created.Name, time.Minute, func(p *corev1.Pod) bool {
 		return p.Status.Phase == corev1.PodFailed
 	})
 	require.NoError(t, err, "pod %s, created with no plugin, should not fit the node", pod.Name)
+	durationFigure(t, "reference: create to Failed, no plugin", at.Sub(start))
 	t.Logf("upstream rejects %s: %s: %s", pod.Name, rejected.Status.Reason, rejected.Status.Message)
 	return rejected
 }
