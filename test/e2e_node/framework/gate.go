@@ -236,9 +236,10 @@ func (c *Cluster) StartAlone(ctx context.Context, counter *PodCounter, newPod Po
 // AddKubeletTimes fills in PushReceived, Woken and Admitted of samples
 // from the kubelet's log (it runs with --v=2): the first re-evaluation
 // request of g's plugin that marked a pod, at or after the sample's gate
-// opening; the line that says the push woke the sample's pod
-// (cause=push); and the line that says the plugins admitted it. Samples
-// whose gates opened at once share the push.
+// opening (or the wake, if the kubelet logged that first); the line that
+// says the push woke the sample's pod (cause=push); and the line that says
+// the plugins admitted it. Samples whose gates opened at once share the
+// push.
 func (c *Cluster) AddKubeletTimes(samples []PushSample, g Gate) error {
 	pushes, err := c.KubeletLogLines(`"Pod admission plugin asked for re-evaluation"`, `plugin="`+g.Plugin+`"`)
 	if err != nil {
@@ -271,6 +272,11 @@ func (c *Cluster) AddKubeletTimes(samples []PushSample, g Gate) error {
 		}
 		s.Woken = forPod(wakes, s)
 		s.Admitted = forPod(admissions, s)
+		// The kubelet logs the request after it queued the wake, so the
+		// wake's line can come first: the push arrived by then.
+		if !s.Woken.IsZero() && s.Woken.Before(s.PushReceived) {
+			s.PushReceived = s.Woken
+		}
 		switch {
 		case s.PushReceived.IsZero():
 			errs = append(errs, fmt.Errorf("%s: the kubelet log has no re-evaluation request from %s after %s", s.Pod, g.Plugin, s.Opened.Format(time.StampMicro)))
@@ -278,7 +284,7 @@ func (c *Cluster) AddKubeletTimes(samples []PushSample, g Gate) error {
 			errs = append(errs, fmt.Errorf(`%s: the kubelet log does not say the push woke the pod ("Pod admission woke a held pod" with cause="push" after %s)`, s.Pod, s.Opened.Format(time.StampMicro)))
 		case s.Admitted.IsZero():
 			errs = append(errs, fmt.Errorf("%s: the kubelet log does not say it admitted the pod", s.Pod))
-		case s.Woken.Before(s.PushReceived) || s.Admitted.Before(s.Woken) || s.Running.Before(s.Admitted):
+		case s.Admitted.Before(s.Woken) || s.Running.Before(s.Admitted):
 			errs = append(errs, fmt.Errorf("%s: out of order: gate opened %s, push received %s, woken %s, admitted %s, Running %s", s.Pod,
 				s.Opened.Format(time.StampMicro), s.PushReceived.Format(time.StampMicro), s.Woken.Format(time.StampMicro),
 				s.Admitted.Format(time.StampMicro), s.Running.Format(time.StampMicro)))
