@@ -14,6 +14,7 @@ PACKAGES=(
   ./cmd/kubelet/app/options/
   ./cmd/kubelet/app/
   ./pkg/kubelet/lifecycle/
+  ./pkg/kubelet/pleg/
   ./pkg/kubelet/types/
   ./pkg/kubelet/
 )

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"fmt"
-	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/util/sets"
 	psaapi "k8s.io/pod-security-admission/api"
@@ -70,23 +69,6 @@ func (p *podSecurityPolicy) admit(req *podadmissionv1alpha1.PodAdmissionRequest)
 	message := fmt.Sprintf("violates PodSecurity %q: %s", p.enforce.String(), result.ForbiddenDetail())
 	return &podadmissionv1alpha1.PodAdmissionResponse{
 		Reason:  ReasonPodSecurity,
-		Message: truncate(message, podadmissionv1alpha1.MaxMessageLength),
+		Message: podadmissionv1alpha1.TruncateMessage(message),
 	}
-}
-
-// truncationMark ends a message cut to the protocol's limit.
-const truncationMark = " (...)"
-
-// truncate cuts s to at most max bytes, on a rune boundary: the kubelet
-// refuses longer messages, and a pod with many violating containers can
-// have a long one.
-func truncate(s string, max int) string {
-	if len(s) <= max {
-		return s
-	}
-	cut := max - len(truncationMark)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + truncationMark
 }

@@ -131,15 +131,6 @@ func TestLongMessagesAreCutToTheProtocolLimit(t *testing.T) {
 	assert.Empty(t, podadmissionv1alpha1.ValidateResponse(resp, req), "the kubelet accepts the response")
 }
 
-func TestTruncateKeepsRunes(t *testing.T) {
-	assert.Equal(t, "short", truncate("short", 10))
-	assert.Equal(t, "exactly10!", truncate("exactly10!", 10))
-	// 10 bytes leave 4 before the 6-byte mark; "é" is two bytes, and the
-	// cut must not split one.
-	assert.Equal(t, "aaé (...)", truncate("aaéééééééé", 10))
-	assert.Equal(t, "aaa (...)", truncate("aaaéééééééé", 10))
-}
-
 func TestOptionErrorsNameTheFlag(t *testing.T) {
 	for name, tc := range map[string]struct {
 		o    options

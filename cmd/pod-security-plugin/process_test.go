@@ -17,6 +17,7 @@ import (
 
 	configv1alpha1 "github.com/podadmission/podadmission/pkg/apis/config/v1alpha1"
 	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
+	"github.com/podadmission/podadmission/pkg/kubelet/podadmission"
 	execplugin "github.com/podadmission/podadmission/pkg/kubelet/podadmission/exec"
 )
 
@@ -95,19 +96,21 @@ func TestBinaryThroughTheExecTransport(t *testing.T) {
 	assert.True(t, resp.Allowed)
 }
 
-func TestBinaryFlagErrorsReachThePodMessage(t *testing.T) {
+// A bad flag fails the call; what the plugin says about it goes to the
+// kubelet's log (stderr never reaches the pod's status).
+func TestBinaryFlagErrorsReachTheKubeletLog(t *testing.T) {
 	for name, tc := range map[string]struct {
 		args []string
 		want string
 	}{
-		"bad level":    {[]string{"--level=superstrict"}, `exited with code 1; stderr: "pod-security-plugin: --level \"superstrict\": must be baseline or restricted"`},
-		"unknown flag": {[]string{"--levle=baseline"}, `exited with code 1; stderr: "pod-security-plugin: unknown flag: --levle"`},
-		"stray arg":    {[]string{"baseline"}, `exited with code 1; stderr: "pod-security-plugin: unexpected argument \"baseline\"; flags are --exempt-namespaces, --exempt-runtime-classes, --exempt-static-pods, --level, --version"`},
+		"bad level":    {[]string{"--level=superstrict"}, `"pod-security-plugin: --level \"superstrict\": must be baseline or restricted"`},
+		"unknown flag": {[]string{"--levle=baseline"}, `"pod-security-plugin: unknown flag: --levle"`},
+		"stray arg":    {[]string{"baseline"}, `"pod-security-plugin: unexpected argument \"baseline\"; flags are --exempt-namespaces, --exempt-runtime-classes, --exempt-static-pods, --level, --version"`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := execPlugin(t, tc.args...).Admit(context.Background(), admitRequest(hostNetworkPod("team-a")))
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tc.want)
+			require.EqualError(t, err, `pod admission plugin "pod-security": exited with code 1`)
+			assert.Equal(t, tc.want, podadmission.PluginStderr(err))
 		})
 	}
 }

@@ -100,9 +100,10 @@ func TestHandleExecFails(t *testing.T) {
 }
 
 func TestDenyRetryAfterRoundsUpToSeconds(t *testing.T) {
+	for _, after := range []time.Duration{0, -time.Second} {
+		assert.Nil(t, DenyRetryAfter("R", "m", after).RetryAfterSeconds, "after %v: no hint, the kubelet's back-off", after)
+	}
 	for after, want := range map[time.Duration]int32{
-		0:                       0,
-		-time.Second:            0,
 		time.Millisecond:        1,
 		1500 * time.Millisecond: 2,
 		time.Minute:             60,

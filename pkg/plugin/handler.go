@@ -36,10 +36,14 @@ func Deny(reason, message string) *Response {
 
 // DenyRetryAfter rejects the pod and asks the kubelet not to evaluate it
 // again for after (rounded up to whole seconds), unless the plugin asks for
-// an earlier evaluation itself.
+// an earlier evaluation itself. An after of 0 or less is Deny: the kubelet
+// evaluates the pod again after its own back-off.
 func DenyRetryAfter(reason, message string, after time.Duration) *Response {
 	resp := Deny(reason, message)
+	if after <= 0 {
+		return resp
+	}
 	seconds := math.Ceil(after.Seconds())
-	resp.RetryAfterSeconds = ptr.To(int32(min(max(seconds, 0), math.MaxInt32)))
+	resp.RetryAfterSeconds = ptr.To(int32(min(seconds, math.MaxInt32)))
 	return resp
 }

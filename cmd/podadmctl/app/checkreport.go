@@ -56,7 +56,10 @@ type pluginReport struct {
 	Reason   string               `json:"reason,omitempty"`
 	Message  string               `json:"message,omitempty"`
 	// Error is the failure of a plugin that could not decide.
-	Error             string `json:"error,omitempty"`
+	Error string `json:"error,omitempty"`
+	// Stderr is the end of what a failed Exec plugin wrote to stderr, which
+	// the kubelet logs and never puts in the pod's status.
+	Stderr            string `json:"stderr,omitempty"`
 	RetryAfterSeconds *int64 `json:"retryAfterSeconds,omitempty"`
 	// LatencySeconds is the duration of the call; 0 when not called.
 	LatencySeconds float64 `json:"latencySeconds"`
@@ -100,7 +103,7 @@ func newCheckReport(pod *v1.Pod, static bool, result *podadmission.ChainResult) 
 			latency:        d.Latency,
 		}
 		if d.Err != nil {
-			p.Error = d.Err.Error()
+			p.Error, p.Stderr = d.Err.Error(), podadmission.PluginStderr(d.Err)
 		}
 		if d.RetryAfter != nil {
 			seconds := int64(d.RetryAfter.Seconds())
@@ -138,6 +141,9 @@ func (r *checkReport) printTable(w io.Writer) error {
 			message := p.Message
 			if p.Error != "" {
 				message = p.Error
+			}
+			if p.Stderr != "" {
+				message += "; stderr: " + p.Stderr
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.Type, decision, dash(p.Reason), latency, oneLine(message))
 		}

@@ -3,7 +3,6 @@ package app
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -15,7 +14,6 @@ import (
 
 	configv1alpha1 "github.com/podadmission/podadmission/pkg/apis/config/v1alpha1"
 	"github.com/podadmission/podadmission/pkg/kubelet/podadmission"
-	"github.com/podadmission/podadmission/pkg/kubelet/podadmission/trust"
 )
 
 type validateOptions struct {
@@ -30,13 +28,17 @@ func newValidateCommand(s streams) *cobra.Command {
 		Short: "Load a pod admission configuration file or directory as the kubelet does and report every error",
 		Long: `validate loads PATH, a configuration file or directory, with the kubelet's
 loader: files ending in .yaml, .yml or .json in lexical order, strict decoding,
-defaults, validation, duplicate names across files, and the trust checks (root
-owned, not group or world writable). It prints every error with its file and
-field and exits 1 if there is one; otherwise it lists the plugins in evaluation
+defaults, validation, duplicate names across files, and the trust checks (the
+files and every directory on the way to them, through symlinks, root owned and
+not group or world writable). It prints every error with its file and field
+and exits 1 if there is one; otherwise it lists the plugins in evaluation
 order, with their defaults filled in.
 
-With --bin-dir it also checks that every Exec plugin's executable is there and
-trusted, as the kubelet checks it at every call.`,
+With --bin-dir it also checks every Exec plugin's executable as the kubelet
+checks it at load and before every call: the bin dir and the executable (after
+symlinks, every directory on the way to it) trusted, a regular executable file.
+A missing executable is an error here: the kubelet holds the pods of such a
+plugin until it is installed.`,
 		Example: `  podadmctl validate /etc/kubernetes/pod-admission
   podadmctl validate /etc/kubernetes/pod-admission --bin-dir /usr/libexec/kubernetes/pod-admission
   podadmctl validate examples/pod-admission/10-pod-security.yaml -o yaml`,
@@ -74,31 +76,14 @@ func (o *validateOptions) run(s streams, path string) error {
 }
 
 // checkExecutables reports every Exec plugin whose executable the kubelet
-// would refuse to run: missing, not a trusted regular file, or not
-// executable.
+// would refuse at load or fail at every call: the kubelet's own check
+// (podadmission.CheckExecutables), where a missing executable is an error
+// too, since the kubelet holds the plugin's pods until it is installed.
 func checkExecutables(cfg *podadmission.Config, binDir string) error {
 	if !filepath.IsAbs(binDir) {
 		return fmt.Errorf("--bin-dir %q: must be an absolute path, as the kubelet's --pod-admission-plugin-bin-dir", binDir)
 	}
-	var errs []error
-	for _, p := range cfg.Plugins {
-		if p.Type != configv1alpha1.ExecPluginType {
-			continue
-		}
-		executable := filepath.Join(binDir, p.Name)
-		prefix := fmt.Sprintf("%s: plugins[%d] (%q)", p.File, p.Index, p.Name)
-		if err := trust.CheckFile(executable); err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				err = fmt.Errorf("executable %s does not exist", executable)
-			}
-			errs = append(errs, fmt.Errorf("%s: %w", prefix, err))
-			continue
-		}
-		if info, err := os.Stat(executable); err == nil && info.Mode().Perm()&0o111 == 0 {
-			errs = append(errs, fmt.Errorf("%s: %s is not executable (mode %#o)", prefix, executable, info.Mode().Perm()))
-		}
-	}
-	return utilerrors.NewAggregate(errs)
+	return utilerrors.NewAggregate(podadmission.CheckExecutables(cfg, binDir))
 }
 
 func hasExecPlugins(cfg *podadmission.Config) bool {

@@ -116,9 +116,9 @@ func TestValidateChecksExecutablesWithBinDir(t *testing.T) {
 
 	r := podadmctl(t, "", "validate", dir, "--bin-dir", binDir)
 	assert.Equal(t, ExitRejected, r.code)
-	assert.Equal(t, "error: "+file+`: plugins[1] ("missing"): executable `+filepath.Join(binDir, "missing")+" does not exist\n"+
-		"error: "+file+`: plugins[2] ("writable"): `+filepath.Join(binDir, "writable")+": mode 0777 is group or world writable\n"+
-		"error: "+file+`: plugins[3] ("not-executable"): `+filepath.Join(binDir, "not-executable")+" is not executable (mode 0644)\n"+
+	assert.Equal(t, "error: "+file+`: plugins[1]: plugin "missing": executable `+filepath.Join(binDir, "missing")+" does not exist\n"+
+		"error: "+file+`: plugins[2]: plugin "writable": untrusted executable: `+filepath.Join(binDir, "writable")+": mode 0777 is group or world writable\n"+
+		"error: "+file+`: plugins[3]: plugin "not-executable": executable `+filepath.Join(binDir, "not-executable")+" is not executable (mode 0644)\n"+
 		dir+": invalid pod admission configuration (3 errors)\n", r.stderr)
 
 	r = podadmctl(t, "", "validate", dir, "--bin-dir", "relative/bin")
@@ -159,4 +159,30 @@ func TestValidateUsageErrors(t *testing.T) {
 	r = podadmctl(t, "", "validate", trustedDir(t, "config"), "-o", "xml")
 	assert.Equal(t, ExitError, r.code)
 	assert.Equal(t, "error: --output \"xml\": want text or yaml\n", r.stderr)
+}
+
+// validate --bin-dir checks the bin dir and, through symlinks, every
+// directory on the way to each executable, as the kubelet does.
+func TestValidateChecksTheBinDirAndTheWholePathOfExecutables(t *testing.T) {
+	dir := trustedDir(t, "config")
+	file := writeFile(t, dir, "10-plugins.yaml", configHeader+"- name: linked\n  type: Exec\n")
+	binDir := trustedDir(t, "bin")
+	vendor := trustedDir(t, "vendor")
+	installTestPlugin(t, vendor, "linked")
+	require.NoError(t, os.Symlink(filepath.Join(vendor, "linked"), filepath.Join(binDir, "linked")))
+
+	r := podadmctl(t, "", "validate", dir, "--bin-dir", binDir)
+	require.Equal(t, ExitOK, r.code, r.stderr)
+
+	require.NoError(t, os.Chown(vendor, 65534, 65534))
+	r = podadmctl(t, "", "validate", dir, "--bin-dir", binDir)
+	assert.Equal(t, ExitRejected, r.code)
+	assert.Equal(t, "error: "+file+`: plugins[0]: plugin "linked": untrusted executable: `+filepath.Join(binDir, "linked")+": on its path, "+vendor+": owned by uid 65534, must be owned by root\n"+
+		dir+": invalid pod admission configuration (1 error)\n", r.stderr)
+
+	require.NoError(t, os.Chmod(binDir, 0o775))
+	r = podadmctl(t, "", "validate", dir, "--bin-dir", binDir)
+	assert.Equal(t, ExitRejected, r.code)
+	assert.Equal(t, "error: untrusted plugin bin dir: "+binDir+": mode 0775 is group or world writable\n"+
+		dir+": invalid pod admission configuration (1 error)\n", r.stderr)
 }

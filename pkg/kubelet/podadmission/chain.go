@@ -10,7 +10,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/klog/v2"
 	kubetypes "k8s.io/kubernetes/pkg/kubelet/types"
@@ -79,25 +78,25 @@ func (d *PluginDecision) Rejects() bool {
 
 // PodReason is the pod's status.reason for a rejecting decision.
 func (d *PluginDecision) PodReason() string {
-	switch {
-	case d.Outcome == OutcomeFailed:
+	if d.Outcome == OutcomeFailed {
 		return ReasonPluginFailed
-	case d.Reason != "":
-		return d.Reason
 	}
-	return ReasonRejected
+	return sanitizeReason(d.Reason, ReasonRejected)
 }
 
 // PodMessage is the pod's status.message for a rejecting decision. It names
-// the plugin, so an operator knows whom to ask.
+// the plugin, so an operator knows whom to ask. The plugin's text is
+// sanitized and the whole capped at the protocol's message limit (see
+// sanitizeMessage); a plugin's stderr is never part of it (transports log
+// it).
 func (d *PluginDecision) PodMessage() string {
 	switch {
 	case d.Outcome == OutcomeFailed:
 		// Transport errors name the plugin too; say it once.
 		fault := strings.TrimPrefix(d.Err.Error(), fmt.Sprintf("pod admission plugin %q: ", d.Plugin.Name))
-		return fmt.Sprintf("Pod admission plugin %q failed (failurePolicy Fail): %s", d.Plugin.Name, fault)
+		return sanitizeMessage(fmt.Sprintf("Pod admission plugin %q failed (failurePolicy Fail): %s", d.Plugin.Name, fault))
 	case d.Message != "":
-		return fmt.Sprintf("Pod admission plugin %q rejected the pod: %s", d.Plugin.Name, d.Message)
+		return sanitizeMessage(fmt.Sprintf("Pod admission plugin %q rejected the pod: %s", d.Plugin.Name, d.Message))
 	}
 	return fmt.Sprintf("Pod admission plugin %q rejected the pod", d.Plugin.Name)
 }
@@ -132,10 +131,12 @@ type EvaluationRequest struct {
 // for concurrent use; a Chain holds no per-pod state.
 type Chain struct {
 	plugins []*chainPlugin
+	// slots are the call slots of every plugin name the chain and the
+	// chains before it had, handed on from chain to chain.
+	slots map[string]*callSlots
 
 	// inUse is held for reading by every evaluation the Manager runs, so
-	// that a reload closes the plugins it removes only after the
-	// evaluations that still use them have finished.
+	// that retiring the chain waits for the evaluations that still use it.
 	inUse   sync.RWMutex
 	retired bool
 }
@@ -147,15 +148,19 @@ func NewChain(cfg *Config, newPlugin PluginFactory, binDir string) (*Chain, erro
 }
 
 // newChainReusing is NewChain that takes over the plugins of previous whose
-// configuration is unchanged, keeping their connections and call slots.
+// configuration is unchanged, keeping their connections, and the call
+// slots of every plugin name previous knew.
 func newChainReusing(cfg *Config, previous *Chain, newPlugin PluginFactory, binDir string) (*Chain, error) {
 	reusable := map[string]*chainPlugin{}
+	chain := &Chain{slots: map[string]*callSlots{}}
 	if previous != nil {
 		for _, p := range previous.plugins {
 			reusable[p.name()] = p
 		}
+		for name, slots := range previous.slots {
+			chain.slots[name] = slots
+		}
 	}
-	chain := &Chain{}
 	var created []*chainPlugin
 	for i := range cfg.Plugins {
 		configured := cfg.Plugins[i]
@@ -164,7 +169,12 @@ func newChainReusing(cfg *Config, previous *Chain, newPlugin PluginFactory, binD
 			chain.plugins = append(chain.plugins, &chainPlugin{config: configured, matcher: old.matcher, instance: old.instance})
 			continue
 		}
-		p, err := newChainPlugin(configured, newPlugin, binDir)
+		slots, ok := chain.slots[configured.Name]
+		if !ok {
+			slots = newCallSlots()
+			chain.slots[configured.Name] = slots
+		}
+		p, err := newChainPlugin(configured, newPlugin, binDir, slots)
 		if err != nil {
 			for _, c := range created {
 				_ = c.plugin.Close()
@@ -173,6 +183,9 @@ func newChainReusing(cfg *Config, previous *Chain, newPlugin PluginFactory, binD
 		}
 		created = append(created, p)
 		chain.plugins = append(chain.plugins, p)
+	}
+	for _, p := range chain.plugins {
+		p.hold()
 	}
 	return chain, nil
 }
@@ -274,7 +287,8 @@ func (c *Chain) callPlugin(ctx context.Context, p *chainPlugin, req EvaluationRe
 	}
 	if resp != nil {
 		decision.Reason, decision.Message = resp.Reason, resp.Message
-		if resp.RetryAfterSeconds != nil && *resp.RetryAfterSeconds >= 0 {
+		// 0, like no hint, means the kubelet's own back-off.
+		if resp.RetryAfterSeconds != nil && *resp.RetryAfterSeconds > 0 {
 			retryAfter := time.Duration(*resp.RetryAfterSeconds) * time.Second
 			decision.RetryAfter = &retryAfter
 		}
@@ -282,11 +296,27 @@ func (c *Chain) callPlugin(ctx context.Context, p *chainPlugin, req EvaluationRe
 	pluginDuration.WithLabelValues(p.name(), result).Observe(decision.Latency.Seconds())
 }
 
+// PluginStderr returns the end of the stderr of the plugin process whose
+// call failed with err, as the Exec transport kept it, or "". It goes to
+// the kubelet's log (and podadmctl's report), never to a pod's status: a
+// plugin may write anything there, secrets included.
+func PluginStderr(err error) string {
+	var carrier interface{ Stderr() string }
+	if errors.As(err, &carrier) {
+		return carrier.Stderr()
+	}
+	return ""
+}
+
 func logDecision(logger klog.Logger, pod *v1.Pod, d *PluginDecision) {
 	switch d.Outcome {
 	case OutcomeFailed, OutcomeFailureIgnored:
-		logger.Error(d.Err, "Pod admission plugin failed", "pod", klog.KObj(pod), "podUID", pod.UID, "plugin", d.Plugin.Name,
-			"failurePolicy", d.Plugin.FailurePolicy, "attempt", d.Attempt, "latency", d.Latency)
+		kv := []any{"pod", klog.KObj(pod), "podUID", pod.UID, "plugin", d.Plugin.Name,
+			"failurePolicy", d.Plugin.FailurePolicy, "attempt", d.Attempt, "latency", d.Latency}
+		if stderr := PluginStderr(d.Err); stderr != "" {
+			kv = append(kv, "stderr", stderr)
+		}
+		logger.Error(d.Err, "Pod admission plugin failed", kv...)
 	case OutcomeRejected:
 		logger.V(2).Info("Pod admission plugin rejected pod", "pod", klog.KObj(pod), "podUID", pod.UID, "plugin", d.Plugin.Name,
 			"reason", d.Reason, "message", d.Message, "attempt", d.Attempt, "latency", d.Latency)
@@ -309,26 +339,21 @@ func (c *Chain) acquire() bool {
 
 func (c *Chain) release() { c.inUse.RUnlock() }
 
-// retire waits for the evaluations still using the chain, then closes the
-// plugins that next does not keep. Evaluations that start later move on to
-// the current chain.
-func (c *Chain) retire(next *Chain) error {
+// retire waits for the evaluations still using the chain, then lets go of
+// its plugins: each is closed once no other chain holds it and no call to
+// it is in flight. Evaluations that start later move on to the current
+// chain. Retiring a chain twice is a no-op.
+func (c *Chain) retire() error {
 	c.inUse.Lock()
+	already := c.retired
 	c.retired = true
 	c.inUse.Unlock()
-
-	kept := sets.New[*instance]()
-	if next != nil {
-		for _, p := range next.plugins {
-			kept.Insert(p.instance)
-		}
+	if already {
+		return nil
 	}
 	var errs []error
 	for _, p := range c.plugins {
-		if kept.Has(p.instance) {
-			continue
-		}
-		if err := p.plugin.Close(); err != nil {
+		if err := p.drop(); err != nil {
 			errs = append(errs, fmt.Errorf("plugin %q: %w", p.name(), err))
 		}
 	}

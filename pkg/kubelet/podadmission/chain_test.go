@@ -67,7 +67,7 @@ func TestChainAdmitsWhenAllAdmit(t *testing.T) {
 }
 
 func TestChainWithoutPluginsAdmits(t *testing.T) {
-	result := evaluate(newTestChain(t, configHeader, newFakeFactory()), testPod("web"))
+	result := evaluate(newTestChain(t, configHeader+"plugins: []\n", newFakeFactory()), testPod("web"))
 	assert.True(t, result.Admitted())
 	assert.Empty(t, result.Decisions)
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -35,6 +36,10 @@ type Config struct {
 	// Hash identifies the names and contents of Files, so that a reload
 	// that changes nothing is recognised.
 	Hash string
+
+	// snapshot is what the files were when they were read: the reload
+	// compares it with the files now (see reload_rules.go).
+	snapshot configSnapshot
 }
 
 // ConfiguredPlugin is one plugin and the file that configures it.
@@ -55,9 +60,13 @@ type ConfiguredPlugin struct {
 // subdirectories. A directory without configuration files is an empty
 // configuration: every pod is admitted. Symlinks are followed.
 //
-// Trust: the directory (for a file, the directory that holds it) and every
-// configuration file must be owned by root and not group or world writable;
-// see package trust.
+// Trust: every directory on the way to each configuration file, through
+// symlinks, and every file must be owned by root and not group or world
+// writable; see package trust.
+//
+// A file some process has open for writing is not read (a read lease
+// cannot be taken on it): LoadConfig fails with an error that wraps
+// errBeingWritten, and the caller tries again once the writer is done.
 //
 // Every error names the file and, for a bad value, the field path, e.g.
 // "/etc/kubernetes/pod-admission/10-pss.yaml: plugins[0].timeout: Invalid
@@ -67,28 +76,35 @@ func LoadConfig(path string) (*Config, error) {
 	if path == "" {
 		return nil, errors.New("the pod admission plugin configuration path is empty")
 	}
-	files, err := configFiles(path)
+	dir, files, err := configFiles(path)
 	if err != nil {
 		return nil, err
 	}
 
-	cfg := &Config{Files: files}
+	cfg := &Config{Files: files, snapshot: configSnapshot{path: path, dir: dir, takenAt: time.Now()}}
 	hash := sha256.New()
 	var errs []error
 	for _, file := range files {
-		data, err := os.ReadFile(file)
+		read, err := readConfigFile(file)
 		if err != nil {
-			errs = append(errs, pathError(file, err))
+			errs = append(errs, err)
 			continue
 		}
 		// Length-prefixed, so that moving bytes between files changes the hash.
-		for _, part := range [][]byte{[]byte(file), data} {
+		for _, part := range [][]byte{[]byte(file), read.data} {
 			_ = binary.Write(hash, binary.BigEndian, uint64(len(part)))
 			hash.Write(part)
 		}
-		plugins, fileErrs := loadFile(file, data)
+		plugins, explicitlyEmpty, fileErrs := loadFile(file, read.data)
 		errs = append(errs, fileErrs...)
 		cfg.Plugins = append(cfg.Plugins, plugins...)
+		cfg.snapshot.files = append(cfg.snapshot.files, fileSnapshot{
+			path:            file,
+			stamp:           read.stamp,
+			sum:             sha256.Sum256(read.data),
+			plugins:         plugins,
+			explicitlyEmpty: explicitlyEmpty,
+		})
 	}
 	errs = append(errs, duplicateNames(cfg.Plugins)...)
 	if len(errs) > 0 {
@@ -98,28 +114,81 @@ func LoadConfig(path string) (*Config, error) {
 	return cfg, nil
 }
 
-// configFiles returns the trusted configuration files at path, in order.
-func configFiles(path string) ([]string, error) {
-	info, err := os.Stat(path)
+// LoadNodeConfig is LoadConfig plus the checks that depend on the kubelet's
+// flags: Exec plugins need binDir, and when it is set, the bin dir and every
+// Exec plugin executable that is already installed must pass the Exec
+// transport's trust checks (a missing executable is no error: its plugin
+// fails its calls until it is installed). The kubelet loads its
+// configuration with it, at start and on every reload, and podadmctl
+// validate --bin-dir checks with it.
+func LoadNodeConfig(path, binDir string) (*Config, error) {
+	cfg, err := LoadConfig(path)
 	if err != nil {
-		return nil, pathError(path, err)
+		return nil, err
 	}
-	if !info.IsDir() {
-		if err := trust.CheckDir(filepath.Dir(path)); err != nil {
-			return nil, err
+	var errs []error
+	for _, err := range CheckExecutables(cfg, binDir) {
+		if !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
 		}
-		if err := trust.CheckFile(path); err != nil {
-			return nil, err
+	}
+	if len(errs) > 0 {
+		return nil, utilerrors.NewAggregate(errs)
+	}
+	return cfg, nil
+}
+
+// CheckExecutables checks the executable of every Exec plugin of cfg in
+// binDir, the way the Exec transport checks it before every call
+// (trust.CheckExecutableIn). Each error names the file and the plugin; the
+// one of a missing executable wraps fs.ErrNotExist.
+func CheckExecutables(cfg *Config, binDir string) []error {
+	var errs []error
+	dirChecked := false
+	for _, p := range cfg.Plugins {
+		if p.Type != configv1alpha1.ExecPluginType {
+			continue
 		}
-		return []string{path}, nil
+		switch {
+		case binDir == "":
+			errs = append(errs, fmt.Errorf("%s: plugins[%d].type: Invalid value: %q: Exec plugins need the kubelet flag --pod-admission-plugin-bin-dir", p.File, p.Index, p.Type))
+			continue
+		case !filepath.IsAbs(binDir):
+			return []error{fmt.Errorf("plugin bin dir %q is not an absolute path", binDir)}
+		case !dirChecked:
+			// Said once: it is the same for every plugin.
+			dirChecked = true
+			if err := trust.CheckDir(binDir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return []error{fmt.Errorf("untrusted plugin bin dir: %w", err)}
+			}
+		}
+		if err := trust.CheckExecutableIn(binDir, p.Name); err != nil {
+			errs = append(errs, fmt.Errorf("%s: plugins[%d]: plugin %q: %w", p.File, p.Index, p.Name, err))
+		}
+	}
+	return errs
+}
+
+// configFiles returns the configuration files at path, in order, with
+// every directory on the way to them trusted, and the stamp of the
+// directory that holds them when path is a directory.
+func configFiles(path string) (*fileStamp, []string, error) {
+	// Stamped before it is listed: a file added during the listing
+	// changes the directory after its stamp, so the next reload sees it.
+	dir, err := stampPath(path)
+	if err != nil {
+		return nil, nil, pathError(path, err)
+	}
+	if !dir.isDir() {
+		return nil, []string{path}, nil
 	}
 
 	if err := trust.CheckDir(path); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	entries, err := os.ReadDir(path) // sorted by name
 	if err != nil {
-		return nil, pathError(path, err)
+		return nil, nil, pathError(path, err)
 	}
 	var files []string
 	var errs []error
@@ -128,6 +197,10 @@ func configFiles(path string) ([]string, error) {
 			continue
 		}
 		file := filepath.Join(path, entry.Name())
+		if entry.Type().IsRegular() {
+			files = append(files, file)
+			continue
+		}
 		info, err := os.Stat(file)
 		if err != nil {
 			errs = append(errs, pathError(file, err))
@@ -136,13 +209,9 @@ func configFiles(path string) ([]string, error) {
 		if info.IsDir() {
 			continue
 		}
-		if err := trust.CheckFile(file); err != nil {
-			errs = append(errs, err)
-			continue
-		}
 		files = append(files, file)
 	}
-	return files, utilerrors.NewAggregate(errs)
+	return &dir, files, utilerrors.NewAggregate(errs)
 }
 
 func isConfigFileName(name string) bool {
@@ -157,20 +226,21 @@ func isConfigFileName(name string) bool {
 	return false
 }
 
-// loadFile decodes, defaults and validates one file.
-func loadFile(file string, data []byte) ([]ConfiguredPlugin, []error) {
+// loadFile decodes, defaults and validates one file. explicitlyEmpty says
+// that the file lists no plugins on purpose ("plugins: []").
+func loadFile(file string, data []byte) (plugins []ConfiguredPlugin, explicitlyEmpty bool, errs []error) {
 	cfg, err := scheme.Decode(data)
 	if err != nil {
-		return nil, prefixErrors(file, err)
+		return nil, false, prefixErrors(file, err)
 	}
 	if errs := validation.ValidatePodAdmissionConfiguration(cfg); len(errs) > 0 {
-		return nil, prefixErrors(file, errs.ToAggregate())
+		return nil, false, prefixErrors(file, errs.ToAggregate())
 	}
-	plugins := make([]ConfiguredPlugin, len(cfg.Plugins))
+	plugins = make([]ConfiguredPlugin, len(cfg.Plugins))
 	for i, p := range cfg.Plugins {
 		plugins[i] = ConfiguredPlugin{PluginConfig: p, File: file, Index: i}
 	}
-	return plugins, nil
+	return plugins, len(plugins) == 0, nil
 }
 
 // duplicateNames reports a plugin name used in two files, naming both.

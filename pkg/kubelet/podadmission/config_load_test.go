@@ -134,7 +134,7 @@ func TestLoadConfigErrors(t *testing.T) {
 				return dir
 			},
 			wantErr: func(dir string) string {
-				return "[" + dir + "/10-a.yaml: plugins[0].maxConcurrentCalls: Invalid value: 0: must be greater than or equal to 1, " +
+				return "[" + dir + "/10-a.yaml: plugins[0].maxConcurrentCalls: Invalid value: 0: must be between 1 and 256, " +
 					dir + `/10-a.yaml: plugins[0].failurePolicy: Unsupported value: "Never": supported values: "Fail", "Ignore", ` +
 					dir + "/20-b.yaml: plugins[0].endpoint: Required value: a GRPC plugin needs the unix socket it serves on]"
 			},
@@ -228,7 +228,63 @@ func TestLoadConfigErrors(t *testing.T) {
 				require.NoError(t, os.Chown(dir, 1000, 1000))
 				return filepath.Join(dir, "config.yaml")
 			},
-			wantErr: func(dir string) string { return dir + ": owned by uid 1000, must be owned by root" },
+			wantErr: func(dir string) string {
+				return dir + "/config.yaml: on its path, " + dir + ": owned by uid 1000, must be owned by root"
+			},
+		},
+		"group-writable parent directory": {
+			setup: func(t *testing.T, dir string) string {
+				sub := filepath.Join(dir, "sub", "pod-admission")
+				require.NoError(t, os.MkdirAll(sub, 0o755))
+				writeConfigFile(t, filepath.Join(sub, "10-a.yaml"), execPluginYAML("a"))
+				require.NoError(t, os.Chmod(filepath.Join(dir, "sub"), 0o775))
+				return sub
+			},
+			wantErr: func(dir string) string {
+				return dir + "/sub/pod-admission: on its path, " + dir + "/sub: mode 0775 is group or world writable"
+			},
+		},
+		"symlinked file in another user's directory": {
+			setup: func(t *testing.T, dir string) string {
+				other := filepath.Join(dir, "other")
+				require.NoError(t, os.Mkdir(other, 0o755))
+				writeConfigFile(t, filepath.Join(other, "10-a.yaml"), execPluginYAML("a"))
+				require.NoError(t, os.Chown(other, 1000, 1000))
+				conf := filepath.Join(dir, "conf")
+				require.NoError(t, os.Mkdir(conf, 0o755))
+				require.NoError(t, os.Symlink(filepath.Join(other, "10-a.yaml"), filepath.Join(conf, "10-a.yaml")))
+				return conf
+			},
+			wantErr: func(dir string) string {
+				return dir + "/conf/10-a.yaml: on its path, " + dir + "/other: owned by uid 1000, must be owned by root"
+			},
+		},
+		"plugins key without a list": {
+			setup: func(t *testing.T, dir string) string {
+				writeConfigFile(t, filepath.Join(dir, "10-a.yaml"), configHeader+"plugins:\n")
+				return dir
+			},
+			wantErr: func(dir string) string {
+				return dir + `/10-a.yaml: plugins: Required value: must be a list of plugins; write "plugins: []" for none`
+			},
+		},
+		"no plugins key": {
+			setup: func(t *testing.T, dir string) string {
+				writeConfigFile(t, filepath.Join(dir, "10-a.yaml"), configHeader)
+				return dir
+			},
+			wantErr: func(dir string) string {
+				return dir + `/10-a.yaml: plugins: Required value: must be a list of plugins; write "plugins: []" for none`
+			},
+		},
+		"only comments": {
+			setup: func(t *testing.T, dir string) string {
+				writeConfigFile(t, filepath.Join(dir, "10-a.yaml"), "# plugins: []\n")
+				return dir
+			},
+			wantErr: func(dir string) string {
+				return dir + "/10-a.yaml: no PodAdmissionConfiguration in the file: it is empty or holds only comments"
+			},
 		},
 		"named pipe": {
 			setup: func(t *testing.T, dir string) string {
@@ -245,4 +301,57 @@ func TestLoadConfigErrors(t *testing.T) {
 			assert.Nil(t, cfg)
 		})
 	}
+}
+
+// A file some process has open for writing may be half written: it is not
+// read (a read lease cannot be had) until the writer closes it.
+func TestLoadConfigDoesNotReadAFileOpenForWriting(t *testing.T) {
+	dir := configDir(t)
+	file := filepath.Join(dir, "10-a.yaml")
+	writeConfigFile(t, file, execPluginYAML("a", "b"))
+	writer, err := os.OpenFile(file, os.O_WRONLY, 0)
+	require.NoError(t, err)
+
+	cfg, err := LoadConfig(dir)
+	require.ErrorIs(t, err, errBeingWritten)
+	assert.EqualError(t, err, file+": open for writing by another process; read once it is closed")
+	assert.Nil(t, cfg)
+
+	// Other readers do not count.
+	require.NoError(t, writer.Close())
+	reader, err := os.Open(file)
+	require.NoError(t, err)
+	defer reader.Close()
+	cfg, err = LoadConfig(dir)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a", "b"}, pluginNames(cfg))
+}
+
+func TestLoadNodeConfigChecksTheExecPluginsAsTheyWouldRun(t *testing.T) {
+	dir := configDir(t)
+	file := filepath.Join(dir, "10-a.yaml")
+	writeConfigFile(t, file, execPluginYAML("installed", "missing")+"- name: gate\n  type: GRPC\n  endpoint: /run/gate.sock\n")
+	binDir := filepath.Join(filepath.Dir(dir), "bin")
+	require.NoError(t, os.Mkdir(binDir, 0o755))
+	writeConfigFile(t, filepath.Join(binDir, "installed"), "#!/bin/sh\n")
+	require.NoError(t, os.Chmod(filepath.Join(binDir, "installed"), 0o755))
+
+	cfg, err := LoadNodeConfig(dir, binDir)
+	require.NoError(t, err, "a missing executable blocks its plugin's pods at every call, it does not fail the configuration")
+	assert.Equal(t, []string{"installed", "missing", "gate"}, pluginNames(cfg))
+	assert.Len(t, CheckExecutables(cfg, binDir), 1)
+	assert.ErrorIs(t, CheckExecutables(cfg, binDir)[0], os.ErrNotExist)
+
+	require.NoError(t, os.Chmod(filepath.Join(binDir, "installed"), 0o775))
+	_, err = LoadNodeConfig(dir, binDir)
+	require.EqualError(t, err, file+`: plugins[0]: plugin "installed": untrusted executable: `+binDir+"/installed: mode 0775 is group or world writable")
+	require.NoError(t, os.Chmod(filepath.Join(binDir, "installed"), 0o755))
+
+	require.NoError(t, os.Chmod(binDir, 0o777))
+	_, err = LoadNodeConfig(dir, binDir)
+	require.EqualError(t, err, "untrusted plugin bin dir: "+binDir+": mode 0777 is group or world writable")
+
+	_, err = LoadNodeConfig(dir, "")
+	require.EqualError(t, err, "["+file+`: plugins[0].type: Invalid value: "Exec": Exec plugins need the kubelet flag --pod-admission-plugin-bin-dir, `+
+		file+`: plugins[1].type: Invalid value: "Exec": Exec plugins need the kubelet flag --pod-admission-plugin-bin-dir]`)
 }

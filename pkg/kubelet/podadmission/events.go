@@ -1,6 +1,8 @@
 package podadmission
 
 import (
+	"fmt"
+
 	v1 "k8s.io/api/core/v1"
 )
 
@@ -15,6 +17,11 @@ const (
 	// EventConfigInvalid (node, Warning): a changed configuration was
 	// refused; the last good one stays in use.
 	EventConfigInvalid = "PodAdmissionConfigInvalid"
+	// EventConfigChangedInPlace (node, Warning): a configuration file was
+	// changed in place in a way that removes or changes plugins, which a
+	// half-written file does too, so the change was refused; the last good
+	// configuration stays in use. The message says how to make the change.
+	EventConfigChangedInPlace = "PodAdmissionConfigChangedInPlace"
 )
 
 // recordIgnoredFailures tells the pod's owner that a plugin was skipped.
@@ -24,8 +31,8 @@ func (m *Manager) recordIgnoredFailures(pod *v1.Pod, result *ChainResult) {
 	}
 	for _, d := range result.Decisions {
 		if d.Outcome == OutcomeFailureIgnored {
-			m.opts.Recorder.Eventf(pod, v1.EventTypeWarning, EventPluginFailureIgnored,
-				"Pod admission plugin %q failed and its failurePolicy is Ignore, so it did not decide: %v", d.Plugin.Name, d.Err)
+			m.opts.Recorder.Event(pod, v1.EventTypeWarning, EventPluginFailureIgnored, sanitizeMessage(
+				fmt.Sprintf("Pod admission plugin %q failed and its failurePolicy is Ignore, so it did not decide: %v", d.Plugin.Name, d.Err)))
 		}
 	}
 }
@@ -35,5 +42,5 @@ func (m *Manager) recordNodeEvent(eventType, reason, messageFmt string, args ...
 	if m.opts.Recorder == nil {
 		return
 	}
-	m.opts.Recorder.Eventf(m.nodeRef, eventType, reason, messageFmt, args...)
+	m.opts.Recorder.Event(m.nodeRef, eventType, reason, sanitizeMessage(fmt.Sprintf(messageFmt, args...)))
 }

@@ -107,7 +107,7 @@ func NewManager(opts Options) (*Manager, error) {
 	case opts.NewPlugin == nil:
 		return nil, errors.New("pod admission: Options.NewPlugin is required")
 	}
-	cfg, err := loadConfigForNode(opts.ConfigPath, opts.BinDir)
+	cfg, err := LoadNodeConfig(opts.ConfigPath, opts.BinDir)
 	if err != nil {
 		return nil, err
 	}
@@ -129,23 +129,6 @@ func NewManager(opts Options) (*Manager, error) {
 	}
 	m.chain.Store(chain)
 	return m, nil
-}
-
-// loadConfigForNode is LoadConfig plus what depends on the kubelet's flags.
-func loadConfigForNode(path, binDir string) (*Config, error) {
-	cfg, err := LoadConfig(path)
-	if err != nil {
-		return nil, err
-	}
-	if binDir != "" {
-		return cfg, nil
-	}
-	for _, p := range cfg.Plugins {
-		if p.Type == configv1alpha1.ExecPluginType {
-			return nil, fmt.Errorf("%s: plugins[%d].type: Invalid value: %q: Exec plugins need the kubelet flag --pod-admission-plugin-bin-dir", p.File, p.Index, p.Type)
-		}
-	}
-	return cfg, nil
 }
 
 // Start starts the Manager's background work and returns: configuration
@@ -288,8 +271,8 @@ func (m *Manager) reject(ctx context.Context, pod *v1.Pod, st *podState, d *Plug
 	if !terminal && maxBlocked != nil {
 		if heldFor >= maxBlocked.Duration {
 			terminal = true
-			result.Message = fmt.Sprintf("%s (blocked for %s, longer than the plugin's maxBlockedDuration of %s)",
-				result.Message, heldFor.Round(time.Second), maxBlocked.Duration)
+			result.Message = appendToMessage(result.Message, fmt.Sprintf(" (blocked for %s, longer than the plugin's maxBlockedDuration of %s)",
+				heldFor.Round(time.Second), maxBlocked.Duration))
 		}
 	}
 	if terminal {

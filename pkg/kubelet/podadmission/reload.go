@@ -2,9 +2,7 @@ package podadmission
 
 import (
 	"context"
-	"os"
-	"path/filepath"
-	"slices"
+	"errors"
 	"strings"
 	"time"
 
@@ -17,45 +15,17 @@ import (
 const (
 	// reloadDebounce is how long the configuration must stay unchanged
 	// before it is reloaded, so that an editor's or an installer's several
-	// writes make one reload of the finished files.
+	// writes make one reload of the finished files. A reload that finds a
+	// file open for writing is tried again after as long.
 	reloadDebounce = 250 * time.Millisecond
-	// reloadResyncInterval is how often the configuration is read even
-	// without a file system event: events can be missed, e.g. while the
-	// watched directory is being replaced.
+	// reloadResyncInterval is how often the configuration is checked even
+	// without a file system event: events can be missed. A check that finds
+	// every file as it was read costs one stat per file.
 	reloadResyncInterval = time.Minute
+	// maxWriterWait caps the back-off of the reloads that wait for a file
+	// to be closed, should a process keep one open for writing.
+	maxWriterWait = 8 * time.Second
 )
-
-// configWatch is the file system watch of the configuration.
-type configWatch struct {
-	// dir is the configuration directory, or the directory that holds the
-	// configuration file.
-	dir     string
-	watcher *fsnotify.Watcher // nil when watching failed: resyncs only
-}
-
-// watchConfig starts watching the configuration, so that every change after
-// Start returns is seen.
-//
-// It watches the configuration directory, or the directory that holds the
-// configuration file, not the files: editors save by renaming a new file
-// into place and ConfigMap volumes swap a ..data symlink, and both replace
-// the inode a file watch would follow. Every change in that directory
-// triggers a reload; one that leaves the configuration's content unchanged
-// is recognised by its hash and changes nothing.
-func (m *Manager) watchConfig(logger klog.Logger) *configWatch {
-	w := &configWatch{dir: m.opts.ConfigPath}
-	if info, err := os.Stat(w.dir); err != nil || !info.IsDir() {
-		w.dir = filepath.Dir(w.dir)
-	}
-	watcher, err := fsnotify.NewWatcher()
-	if err != nil {
-		logger.Error(err, "Cannot watch the pod admission configuration; reading it periodically instead", "path", m.opts.ConfigPath, "interval", reloadResyncInterval)
-		return w
-	}
-	w.watcher = watcher
-	ensureWatch(logger, watcher, w.dir)
-	return w
-}
 
 // runConfigWatch reloads the configuration when it changes on disk, until
 // ctx is done; then it stops the Manager.
@@ -71,8 +41,28 @@ func (m *Manager) runConfigWatch(ctx context.Context, w *configWatch) {
 	}
 	resync := m.clock.NewTicker(reloadResyncInterval)
 	defer resync.Stop()
-	var debounce clock.Timer
-	var debounced <-chan time.Time
+	// next is the pending reload: after a change settled, or a retry.
+	var next clock.Timer
+	var due <-chan time.Time
+	schedule := func(after time.Duration) {
+		if next != nil {
+			next.Stop()
+		}
+		next = m.clock.NewTimer(after)
+		due = next.C()
+	}
+	reload := func() {
+		next, due = nil, nil
+		retry := m.reload(ctx)
+		// A directory that was replaced is watched from now on; what
+		// changed in it before that is seen by one more reload.
+		if w.update(logger, m.config) && (retry == 0 || retry > reloadDebounce) {
+			retry = reloadDebounce
+		}
+		if retry > 0 {
+			schedule(retry)
+		}
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -82,67 +72,72 @@ func (m *Manager) runConfigWatch(ctx context.Context, w *configWatch) {
 				events = nil
 				continue
 			}
-			logger.V(4).Info("Pod admission configuration directory changed", "event", event.String())
-			if debounce != nil {
-				debounce.Stop()
-			}
-			debounce = m.clock.NewTimer(reloadDebounce)
-			debounced = debounce.C()
+			logger.V(4).Info("Pod admission configuration may have changed", "event", event.String())
+			schedule(reloadDebounce)
 		case err, ok := <-watchErrors:
 			if !ok {
 				watchErrors = nil
 				continue
 			}
-			logger.Error(err, "Watching the pod admission configuration failed", "dir", w.dir)
-		case <-debounced:
-			debounce, debounced = nil, nil
-			m.reload(ctx)
+			logger.Error(err, "Watching the pod admission configuration failed", "path", w.path)
+		case <-due:
+			reload()
 		case <-resync.C():
-			if w.watcher != nil {
-				ensureWatch(logger, w.watcher, w.dir)
-			}
-			m.reload(ctx)
+			reload()
 		}
 	}
 }
 
-// ensureWatch (re)adds the watch on dir, which is lost when dir is removed.
-func ensureWatch(logger klog.Logger, watcher *fsnotify.Watcher, dir string) {
-	if slices.Contains(watcher.WatchList(), dir) {
-		return
-	}
-	if err := watcher.Add(dir); err != nil {
-		logger.Error(err, "Cannot watch the pod admission configuration directory; retrying periodically", "dir", dir, "interval", reloadResyncInterval)
-	}
-}
-
-// reload loads the configuration and, when it changed and is valid, puts it
-// in use: new and changed plugins are created, unchanged ones kept, removed
-// and changed ones closed once no evaluation uses them, and every pod not
-// yet admitted is evaluated again at its next sync. An invalid configuration
+// reload loads the configuration and, when it changed, is valid and is
+// whole, puts it in use: new and changed plugins are created, unchanged
+// ones kept, removed and changed ones closed once no evaluation uses them,
+// and every pod not yet admitted is evaluated again at its next sync. An
+// invalid configuration, or one that may be half written (reload_guard.go),
 // is reported (log, metric, node event) once per distinct error and the
-// last good one stays in use. Only runConfigWatch calls it.
-func (m *Manager) reload(ctx context.Context) {
+// last good one stays in use.
+//
+// It returns when to try again, or 0: a file is open for writing, or a
+// file's removal has not lasted settleWindow yet. Only runConfigWatch and
+// Start call it.
+func (m *Manager) reload(ctx context.Context) (retryAfter time.Duration) {
 	logger := klog.FromContext(ctx)
-	cfg, err := loadConfigForNode(m.opts.ConfigPath, m.opts.BinDir)
-	if err == nil && cfg.Hash == m.config.Hash {
+	if m.config.snapshot.unchanged() {
 		m.lastReloadError = ""
-		return
+		return 0
+	}
+	cfg, err := LoadNodeConfig(m.opts.ConfigPath, m.opts.BinDir)
+	if errors.Is(err, errBeingWritten) || errors.Is(err, errChangedWhileRead) {
+		n := m.config.snapshot.writerWaits
+		wait := writerWait(n)
+		if wait == maxWriterWait && (n == 0 || writerWait(n-1) < maxWriterWait) {
+			logger.Info("A pod admission configuration file stays open for writing; it is reloaded once it is closed", "err", err, "retryAfter", wait)
+		} else {
+			logger.V(2).Info("Pod admission configuration is being written; reloading it once the writer is done", "err", err, "retryAfter", wait)
+		}
+		m.config.snapshot.writerWaits++
+		return wait
+	}
+	if err == nil && cfg.Hash == m.config.Hash {
+		// The same content, maybe in new files: keep their stamps, so that
+		// the next resync finds them unchanged.
+		m.config = cfg
+		m.lastReloadError = ""
+		return 0
+	}
+	if err == nil {
+		retryAfter, err = guardReload(m.config, cfg, m.clock.Now())
+		if err == nil && retryAfter > 0 {
+			logger.V(2).Info("Pod admission configuration files were removed; applying that once they stay removed", "settleWindow", settleWindow, "retryAfter", retryAfter)
+			return retryAfter
+		}
 	}
 	var chain *Chain
 	if err == nil {
 		chain, err = newChainReusing(cfg, m.chain.Load(), m.opts.NewPlugin, m.opts.BinDir)
 	}
 	if err != nil {
-		if err.Error() == m.lastReloadError {
-			return
-		}
-		m.lastReloadError = err.Error()
-		configReloadsTotal.WithLabelValues(reloadFailure).Inc()
-		logger.Error(err, "Refused the changed pod admission configuration; the last good one stays in use", "path", m.opts.ConfigPath)
-		m.recordNodeEvent(v1.EventTypeWarning, EventConfigInvalid,
-			"Refused the changed pod admission configuration; the last good one stays in use: %v", err)
-		return
+		m.refuseReload(ctx, err)
+		return 0
 	}
 
 	m.lastReloadError = ""
@@ -152,7 +147,7 @@ func (m *Manager) reload(ctx context.Context) {
 		m.watchReevaluations(m.runCtx, p)
 	}
 	go func() {
-		if err := previous.retire(chain); err != nil {
+		if err := previous.retire(); err != nil {
 			logger.Error(err, "Closing pod admission plugins removed by a reload failed")
 		}
 	}()
@@ -166,12 +161,37 @@ func (m *Manager) reload(ctx context.Context) {
 	logger.Info("Reloaded the pod admission configuration", "path", m.opts.ConfigPath, "files", cfg.Files, "plugins", names)
 	m.recordNodeEvent(v1.EventTypeNormal, EventConfigReloaded,
 		"Pod admission configuration reloaded: %d plugins [%s]", len(names), strings.Join(names, ", "))
+	return 0
+}
+
+// writerWait is how long to wait after the n-th reload in a row (from 0)
+// that found a file open for writing: reloadDebounce doubling up to
+// maxWriterWait.
+func writerWait(n int) time.Duration {
+	return min(reloadDebounce<<min(n, 8), maxWriterWait)
+}
+
+// refuseReload reports a refused reload, once per distinct error.
+func (m *Manager) refuseReload(ctx context.Context, err error) {
+	if err.Error() == m.lastReloadError {
+		return
+	}
+	m.lastReloadError = err.Error()
+	configReloadsTotal.WithLabelValues(reloadFailure).Inc()
+	klog.FromContext(ctx).Error(err, "Refused the changed pod admission configuration; the last good one stays in use", "path", m.opts.ConfigPath)
+	reason := EventConfigInvalid
+	var inPlace *inPlaceChangeError
+	if errors.As(err, &inPlace) {
+		reason = EventConfigChangedInPlace
+	}
+	m.recordNodeEvent(v1.EventTypeWarning, reason,
+		"Refused the changed pod admission configuration; the last good one stays in use: %v", err)
 }
 
 // stop closes every plugin once the evaluations using them are done. Later
 // SoftAdmit calls keep pods Pending with ReasonUnavailable.
 func (m *Manager) stop(ctx context.Context) {
-	if err := m.chain.Load().retire(nil); err != nil {
+	if err := m.chain.Load().retire(); err != nil {
 		klog.FromContext(ctx).Error(err, "Closing pod admission plugins failed")
 	}
 }

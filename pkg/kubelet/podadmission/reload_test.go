@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 	"k8s.io/component-base/metrics/testutil"
 	"k8s.io/utils/clock"
 )
@@ -111,11 +112,15 @@ func TestReloadOnFilesWrittenInPlaceAddedAndRemoved(t *testing.T) {
 	writeConfigFile(t, second, pluginsYAML(execPlugin("b")))
 	tm.waitForPlugins(t, "a", "b")
 
-	writeConfigFile(t, tm.file, pluginsYAML(execPlugin("a2")))
-	tm.waitForPlugins(t, "a2", "b")
+	// In place, adding a plugin: applied.
+	writeConfigFile(t, tm.file, pluginsYAML(execPlugin("a"), execPlugin("a2")))
+	tm.waitForPlugins(t, "a", "a2", "b")
 
+	// Removed: applied once it stays removed for the settle window.
+	removed := time.Now()
 	require.NoError(t, os.Remove(second))
-	tm.waitForPlugins(t, "a2")
+	tm.waitForPlugins(t, "a", "a2")
+	assert.GreaterOrEqual(t, time.Since(removed), settleWindow, "a removal waits for the settle window")
 	assert.Equal(t, 3.0, reloads(t, reloadSuccess))
 }
 
@@ -239,4 +244,59 @@ func TestReloadFailsWhenAPluginCannotBeCreated(t *testing.T) {
 		tm.file+`: plugins[2]: plugin "c": cannot create`, <-tm.recorder.Events)
 	assert.True(t, tm.factory.plugin(t, "b").isClosed(), "plugins created for the refused configuration are closed")
 	assert.False(t, tm.factory.plugin(t, "a").isClosed())
+}
+
+// pickUpWithin is how soon a replaced configuration directory is in use.
+const pickUpWithin = 2 * time.Second
+
+func (tm *testManager) waitForPluginsWithin(t *testing.T, within time.Duration, names ...string) {
+	t.Helper()
+	start := time.Now()
+	tm.waitForPlugins(t, names...)
+	assert.Less(t, time.Since(start), within, "plugins %v in use only after %s", names, time.Since(start))
+}
+
+// Case 6 of issue 12: the watch was lost when the configuration directory
+// was replaced by a rename, until the next resync a minute later.
+func TestReloadConfigDirectoryReplacedByRename(t *testing.T) {
+	tm := startWatchedManager(t, pluginsYAML(execPlugin("a")), nil)
+	next := tm.dir + ".next"
+	require.NoError(t, os.Mkdir(next, 0o755))
+	writeConfigFile(t, filepath.Join(next, "20-other.yaml"), pluginsYAML(execPlugin("b")))
+
+	require.NoError(t, unix.Renameat2(unix.AT_FDCWD, next, unix.AT_FDCWD, tm.dir, unix.RENAME_EXCHANGE))
+	tm.waitForPluginsWithin(t, pickUpWithin, "b")
+	// And back: the directory now in place is watched too.
+	require.NoError(t, unix.Renameat2(unix.AT_FDCWD, next, unix.AT_FDCWD, tm.dir, unix.RENAME_EXCHANGE))
+	tm.waitForPluginsWithin(t, pickUpWithin, "a")
+	writeConfigFile(t, filepath.Join(tm.dir, "30-more.yaml"), pluginsYAML(execPlugin("c")))
+	tm.waitForPluginsWithin(t, pickUpWithin, "a", "c")
+}
+
+// The configured directory is a symlink an atomic writer swaps (a new
+// directory, then a rename of a new symlink over the old one).
+func TestReloadConfigDirectorySymlinkSwap(t *testing.T) {
+	var root string
+	version := func(name string, plugin string) {
+		require.NoError(t, os.Mkdir(filepath.Join(root, name), 0o755))
+		writeConfigFile(t, filepath.Join(root, name, "10-p.yaml"), pluginsYAML(execPlugin(plugin)))
+	}
+	swap := func(target string) {
+		require.NoError(t, os.Symlink(target, filepath.Join(root, "current.tmp")))
+		require.NoError(t, os.Rename(filepath.Join(root, "current.tmp"), filepath.Join(root, "current")))
+	}
+	tm := startWatchedManager(t, pluginsYAML(execPlugin("initial")), func(_ *fakeFactory, opts *Options) {
+		root = configDir(t)
+		version("..v1", "a")
+		swap("..v1")
+		opts.ConfigPath = filepath.Join(root, "current")
+	})
+	tm.waitForPlugins(t, "a")
+
+	for i, plugin := range []string{"b", "c", "d"} {
+		name := fmt.Sprintf("..v%d", i+2)
+		version(name, plugin)
+		swap(name)
+		tm.waitForPluginsWithin(t, pickUpWithin, plugin)
+	}
 }

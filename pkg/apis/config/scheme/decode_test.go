@@ -173,3 +173,20 @@ func TestDecodeErrors(t *testing.T) {
 		})
 	}
 }
+
+// Validation tells "plugins: []" (no plugins, on purpose) from "plugins:"
+// and a missing key (a half-written file) by nil; decoding must keep that.
+func TestDecodeKeepsAnExplicitEmptyPluginsList(t *testing.T) {
+	for doc, wantNil := range map[string]bool{
+		header + "plugins: []\n": false,
+		`{"apiVersion": "podadmission.kubelet.config.k8s.io/v1alpha1", "kind": "PodAdmissionConfiguration", "plugins": []}`: false,
+		header + "plugins:\n":      true,
+		header + "plugins: null\n": true,
+		header:                     true,
+	} {
+		cfg, err := Decode([]byte(doc))
+		require.NoError(t, err, doc)
+		assert.Equal(t, wantNil, cfg.Plugins == nil, "plugins of %q", doc)
+		assert.Empty(t, cfg.Plugins)
+	}
+}

@@ -19,6 +19,13 @@ const (
 	// DefaultGRPCMaxConcurrentCalls caps concurrent calls to a GRPC plugin
 	// when maxConcurrentCalls is unset: calls share one connection.
 	DefaultGRPCMaxConcurrentCalls int32 = 16
+	// MaxConcurrentCallsLimit is the largest maxConcurrentCalls: more calls
+	// in flight than that to one plugin is a runaway, not a need (a call
+	// holds a pod worker, and for Exec a process).
+	MaxConcurrentCallsLimit int32 = 256
+	// MaxServerUID is the largest user id a serverUID may name: uid_t is 32
+	// bits and 4294967295 is (uid_t)-1, which is no user.
+	MaxServerUID int64 = 1<<32 - 2
 )
 
 // SetDefaults_PluginConfig fills in the optional fields of a plugin. The

@@ -15,7 +15,9 @@ type PodAdmissionConfiguration struct {
 
 	// plugins run in order for every pod that has not started yet. The first
 	// plugin that rejects a pod decides; a pod starts only when every plugin
-	// that matches it admits it.
+	// that matches it admits it. Required: a file without plugins says so
+	// with "plugins: []". A missing or empty "plugins:" key is what a
+	// half-written file looks like, so it is refused.
 	Plugins []PluginConfig `json:"plugins"`
 }
 
@@ -78,9 +80,20 @@ type PluginConfig struct {
 	Type PluginType `json:"type"`
 
 	// endpoint is the unix socket a GRPC plugin serves on, as an absolute
-	// path or a unix:// URL. Required for GRPC, forbidden for Exec.
+	// path or a unix:// URL, at most 107 bytes. Required for GRPC, forbidden
+	// for Exec. Every directory on the way to the socket must be owned by
+	// root and not writable by group or others (the socket's own directory
+	// may instead belong to serverUID), so that no other user can put a
+	// socket of their own in its place.
 	// +optional
 	Endpoint string `json:"endpoint,omitempty"`
+
+	// serverUID is the user the GRPC plugin daemon runs as. The kubelet
+	// checks the peer credentials of every connection to the socket
+	// (SO_PEERCRED) and refuses to talk to a server running as any other
+	// user: all its calls fail. Defaults to 0 (root). Forbidden for Exec.
+	// +optional
+	ServerUID *int64 `json:"serverUID,omitempty"`
 
 	// args are passed to an Exec plugin's executable. Forbidden for GRPC.
 	// +optional
@@ -96,8 +109,9 @@ type PluginConfig struct {
 	// +optional
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
 
-	// maxConcurrentCalls caps the calls in flight to this plugin.
-	// Defaults to 4 for Exec and 16 for GRPC.
+	// maxConcurrentCalls caps the calls in flight to this plugin, counted by
+	// plugin name across configuration reloads. Defaults to 4 for Exec and
+	// 16 for GRPC; at most 256.
 	// +optional
 	MaxConcurrentCalls *int32 `json:"maxConcurrentCalls,omitempty"`
 

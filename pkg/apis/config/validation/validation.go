@@ -36,6 +36,11 @@ var (
 func ValidatePodAdmissionConfiguration(cfg *configv1alpha1.PodAdmissionConfiguration) field.ErrorList {
 	var errs field.ErrorList
 	pluginsPath := field.NewPath("plugins")
+	if cfg.Plugins == nil {
+		// A half-written file reads as "plugins:" or as apiVersion and kind
+		// alone; an explicit empty list is the only way to list none.
+		errs = append(errs, field.Required(pluginsPath, `must be a list of plugins; write "plugins: []" for none`))
+	}
 	seen := sets.New[string]()
 	for i := range cfg.Plugins {
 		path := pluginsPath.Index(i)
@@ -67,10 +72,16 @@ func ValidatePluginConfig(p *configv1alpha1.PluginConfig, path *field.Path) fiel
 		if p.Endpoint != "" {
 			errs = append(errs, field.Forbidden(path.Child("endpoint"), "only GRPC plugins have an endpoint; an Exec plugin is the executable named like the plugin in the plugin bin dir"))
 		}
+		if p.ServerUID != nil {
+			errs = append(errs, field.Forbidden(path.Child("serverUID"), "only GRPC plugins have a server"))
+		}
 		errs = append(errs, validateArgs(p.Args, path.Child("args"))...)
 		errs = append(errs, validateEnv(p.Env, path.Child("env"))...)
 	case configv1alpha1.GRPCPluginType:
 		errs = append(errs, validateEndpoint(p.Endpoint, path.Child("endpoint"))...)
+		if uid := p.ServerUID; uid != nil && (*uid < 0 || *uid > configv1alpha1.MaxServerUID) {
+			errs = append(errs, field.Invalid(path.Child("serverUID"), *uid, fmt.Sprintf("must be a user id between 0 and %d", configv1alpha1.MaxServerUID)))
+		}
 		if len(p.Args) > 0 {
 			errs = append(errs, field.Forbidden(path.Child("args"), "only Exec plugins take args"))
 		}
@@ -86,8 +97,8 @@ func ValidatePluginConfig(p *configv1alpha1.PluginConfig, path *field.Path) fiel
 	errs = append(errs, validateTimeout(p.Timeout, path.Child("timeout"))...)
 	if p.MaxConcurrentCalls == nil {
 		errs = append(errs, field.Required(path.Child("maxConcurrentCalls"), ""))
-	} else if *p.MaxConcurrentCalls < 1 {
-		errs = append(errs, field.Invalid(path.Child("maxConcurrentCalls"), *p.MaxConcurrentCalls, "must be greater than or equal to 1"))
+	} else if n := *p.MaxConcurrentCalls; n < 1 || n > configv1alpha1.MaxConcurrentCallsLimit {
+		errs = append(errs, field.Invalid(path.Child("maxConcurrentCalls"), n, fmt.Sprintf("must be between 1 and %d", configv1alpha1.MaxConcurrentCallsLimit)))
 	}
 	errs = append(errs, validateEnum(p.FailurePolicy, supportedFailurePolicy, path.Child("failurePolicy"))...)
 	errs = append(errs, validateEnum(p.RejectionMode, supportedRejectionMode, path.Child("rejectionMode"))...)

@@ -57,9 +57,11 @@ func TestValidConfigurations(t *testing.T) {
 	hard.Name = "hard"
 	hard.RejectionMode = configv1alpha1.RejectionModeHard
 	hard.Endpoint = "/run/podadmission/hard.sock"
+	hard.ServerUID = ptr.To(configv1alpha1.MaxServerUID)
+	hard.MaxConcurrentCalls = ptr.To(configv1alpha1.MaxConcurrentCallsLimit)
 
 	for name, cfg := range map[string]*configv1alpha1.PodAdmissionConfiguration{
-		"no plugins":      {},
+		"no plugins":      {Plugins: []configv1alpha1.PluginConfig{}},
 		"defaults":        {Plugins: []configv1alpha1.PluginConfig{execPlugin(), grpcPlugin()}},
 		"every field set": {Plugins: []configv1alpha1.PluginConfig{full, hard}},
 	} {
@@ -181,7 +183,31 @@ func TestValidationErrors(t *testing.T) {
 				p.MaxConcurrentCalls = ptr.To[int32](0)
 				return p
 			},
-			want: []string{"plugins[0].maxConcurrentCalls: Invalid value: 0: must be greater than or equal to 1"},
+			want: []string{"plugins[0].maxConcurrentCalls: Invalid value: 0: must be between 1 and 256"},
+		},
+		"maxConcurrentCalls above the limit": {
+			plugin: func() configv1alpha1.PluginConfig {
+				p := grpcPlugin()
+				p.MaxConcurrentCalls = ptr.To[int32](257)
+				return p
+			},
+			want: []string{"plugins[0].maxConcurrentCalls: Invalid value: 257: must be between 1 and 256"},
+		},
+		"serverUID on Exec": {
+			plugin: func() configv1alpha1.PluginConfig { p := execPlugin(); p.ServerUID = ptr.To[int64](0); return p },
+			want:   []string{"plugins[0].serverUID: Forbidden: only GRPC plugins have a server"},
+		},
+		"serverUID negative": {
+			plugin: func() configv1alpha1.PluginConfig { p := grpcPlugin(); p.ServerUID = ptr.To[int64](-1); return p },
+			want:   []string{"plugins[0].serverUID: Invalid value: -1: must be a user id between 0 and 4294967294"},
+		},
+		"serverUID is (uid_t)-1": {
+			plugin: func() configv1alpha1.PluginConfig {
+				p := grpcPlugin()
+				p.ServerUID = ptr.To[int64](1<<32 - 1)
+				return p
+			},
+			want: []string{"plugins[0].serverUID: Invalid value: 4294967295: must be a user id between 0 and 4294967294"},
 		},
 		"enums": {
 			plugin: func() configv1alpha1.PluginConfig {
@@ -249,6 +275,13 @@ func TestValidationErrors(t *testing.T) {
 			assert.Equal(t, tc.want, errorStrings(t, cfg))
 		})
 	}
+}
+
+// A half-written file reads as "plugins:" (null) or as apiVersion and kind
+// alone; neither may stand for "no plugins".
+func TestPluginsListIsRequired(t *testing.T) {
+	assert.Equal(t, []string{`plugins: Required value: must be a list of plugins; write "plugins: []" for none`},
+		errorStrings(t, &configv1alpha1.PodAdmissionConfiguration{}))
 }
 
 func TestDuplicateNamesInOneFile(t *testing.T) {

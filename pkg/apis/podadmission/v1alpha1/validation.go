@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	"regexp"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -15,7 +16,37 @@ const (
 	MaxMessageLength = 1024
 )
 
+// TruncationMark ends a message that TruncateMessage cut.
+const TruncationMark = " (...)"
+
 var reasonPattern = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
+
+// TruncateMessage cuts message to MaxMessageLength bytes, on a character
+// boundary, ending in TruncationMark when it cut: plugins use it for a
+// message that may be long, and the kubelet for the pod status messages and
+// events it builds around plugins' text.
+func TruncateMessage(message string) string {
+	return truncate(message, MaxMessageLength)
+}
+
+// truncate cuts s to at most max bytes as TruncateMessage does.
+func truncate(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := max - len(TruncationMark)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + TruncationMark
+}
+
+// IsValidReason says whether reason may be a response's reason: a CamelCase
+// word, an upper-case ASCII letter followed by ASCII letters and digits, of
+// at most MaxReasonLength characters.
+func IsValidReason(reason string) bool {
+	return len(reason) <= MaxReasonLength && reasonPattern.MatchString(reason)
+}
 
 // ValidateResponse checks the fields of resp, a plugin's answer to req, other
 // than apiVersion and kind (which only exist in the JSON form and are checked

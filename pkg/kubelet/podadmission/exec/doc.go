@@ -2,13 +2,19 @@
 // runs a plugin's executable once per call, with a PodAdmissionRequest as
 // JSON on stdin, and reads its PodAdmissionResponse from stdout.
 //
-// The executable is <bin dir>/<plugin name>. It is looked up and trust
-// checked at every call, not when the configuration is loaded, so a plugin
-// whose binary is not installed yet blocks pods (its calls fail) and admits
-// them as soon as the binary is there, without a kubelet restart.
+// The executable is <bin dir>/<plugin name>. It is trust checked at every
+// call (package trust: the bin dir, the executable and, after symlinks,
+// every directory on the way to it, owned by root and writable by nobody
+// else), so a binary swapped since the configuration was loaded is caught,
+// and a plugin whose binary is not installed yet blocks pods (its calls
+// fail) and admits them as soon as the binary is there, without a kubelet
+// restart.
 //
-// A call runs without a shell, in its own process group, with a minimal
-// environment; stdout is capped and stderr kept (its tail) for the error. The
-// whole process group is killed when the call ends, so nothing a plugin forks
-// outlives the call, unless it leaves the group on purpose (setsid).
+// A call runs without a shell, with a minimal environment, in a cgroup of
+// its own (or, where cgroups cannot be created, a PID namespace of its own;
+// see contain.go). When the call ends every process it started is killed,
+// whatever it did to leave its process group or its parent, and a plugin
+// that exits leaving processes running fails the call. Stdout is capped;
+// the end of stderr goes to the kubelet's log, never into the error, which
+// reaches the pod's status.
 package exec

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/podadmission/podadmission/pkg/kubelet/podadmission/trust/trusttest"
 	"github.com/podadmission/podadmission/test/testplugin/build"
 )
 
@@ -21,6 +22,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "args=%s env=%s", strings.Join(os.Args[1:], ","), strings.Join(os.Environ(), ","))
 		os.Exit(7)
 	}
+	// Plugin binaries must be in trusted directories, and t.TempDir() is
+	// under /tmp, which is world writable.
+	trusttest.UseTrustedTempDir()
 	code := m.Run()
 	build.Cleanup()
 	os.Exit(code)

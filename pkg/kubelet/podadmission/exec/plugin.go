@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"syscall"
@@ -112,7 +111,7 @@ func (p *Plugin) admit(ctx context.Context, req *podadmissionv1alpha1.PodAdmissi
 	cmd := exec.Command(p.path, p.args...)
 	cmd.Env = p.env
 	cmd.Dir = "/"
-	out, err := runInProcessGroup(ctx, cmd, stdin)
+	out, err := runContained(ctx, p.name, cmd, stdin)
 	if err != nil {
 		return nil, fmt.Errorf("cannot start %s: %w", p.path, err)
 	}
@@ -126,64 +125,88 @@ func (p *Plugin) admit(ctx context.Context, req *podadmissionv1alpha1.PodAdmissi
 }
 
 // checkExecutable fails unless the plugin's executable is a trusted,
-// executable regular file in a trusted bin dir. The dir counts too: whoever
-// can write it can swap the file after this check.
+// executable regular file in a trusted bin dir, every directory on the way
+// to it trusted too, after symlinks: the same check as at load
+// (podadmission.CheckExecutables), made again because the binary can be
+// swapped since.
 func (p *Plugin) checkExecutable() error {
-	info, err := os.Stat(p.path)
-	if errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("executable %s does not exist", p.path)
-	}
-	if err != nil {
-		return fmt.Errorf("cannot use executable: %w", err)
-	}
-	if err := trust.CheckDir(p.binDir); err != nil {
-		return fmt.Errorf("untrusted plugin bin dir: %w", err)
-	}
-	if err := trust.CheckFile(p.path); err != nil {
-		return fmt.Errorf("untrusted executable: %w", err)
-	}
-	if info.Mode().Perm()&0o111 == 0 {
-		return fmt.Errorf("executable %s is not executable (mode %#o)", p.path, info.Mode().Perm())
-	}
-	return nil
+	return trust.CheckExecutableIn(p.binDir, p.name)
 }
 
 // processError says why a plugin process did not produce a response to
-// decode, or returns nil when it exited 0 within its limits.
+// decode, or returns nil when it exited 0 within its limits and left no
+// process behind. The end of its stderr rides along for the log
+// (processFailure), never in the message.
 func (p *Plugin) processError(ctx context.Context, out *processOutcome, budget time.Duration) error {
-	withStderr := func(msg string) error {
-		if out.stderr.empty() {
-			return errors.New(msg)
-		}
-		return fmt.Errorf("%s; stderr: %s", msg, out.stderr.quoted())
-	}
-	if out.stdout.overflowed() {
-		return withStderr("response larger than 1 MiB; process group killed")
+	fail := func(format string, args ...any) error {
+		return &processFailure{msg: fmt.Sprintf(format, args...), stderr: out.stderr}
 	}
 	switch {
-	case out.stopped == nil:
+	case out.killErr != nil:
+		return fail("cannot kill its processes: %v", out.killErr)
+	case out.stdout.overflowed():
+		return fail("response larger than 1 MiB; its processes were killed")
 	case errors.Is(out.stopped, context.DeadlineExceeded):
 		if errors.Is(context.Cause(ctx), errPluginTimeout) {
 			budget = p.timeout
 		}
-		return withStderr(fmt.Sprintf("timed out after %s; process group killed", budget))
-	default:
-		return withStderr(fmt.Sprintf("call canceled (%v); process group killed", context.Cause(ctx)))
+		return fail("timed out after %s; its processes were killed", budget)
+	case out.stopped != nil:
+		return fail("call canceled (%v); its processes were killed", context.Cause(ctx))
 	}
-
 	var exitErr *exec.ExitError
+	var exited string
 	switch {
 	case errors.As(out.waitErr, &exitErr):
 		if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return withStderr(fmt.Sprintf("killed by signal %s", unixSignalName(ws.Signal())))
+			exited = fmt.Sprintf("killed by signal %s", unixSignalName(ws.Signal()))
+		} else {
+			exited = fmt.Sprintf("exited with code %d", exitErr.ExitCode())
 		}
-		return withStderr(fmt.Sprintf("exited with code %d", exitErr.ExitCode()))
 	case errors.Is(out.waitErr, exec.ErrWaitDelay):
-		return withStderr("a process it started left its process group and kept its stdout or stderr open")
+		exited = "its stdout or stderr stayed open after its processes were killed"
 	case out.waitErr != nil:
-		return withStderr(fmt.Sprintf("failed: %v", out.waitErr))
+		exited = fmt.Sprintf("failed: %v", out.waitErr)
+	}
+	switch n := out.leftBehind; {
+	case n > 0 && exited == "":
+		// It answered, maybe "allowed", but broke the rule that nothing
+		// it starts outlives the call: no answer counts then.
+		return fail("left %s running after it exited; killed", processes(n))
+	case n > 0:
+		return fail("%s and left %s running; killed", exited, processes(n))
+	case exited != "":
+		return fail("%s", exited)
 	}
 	return nil
+}
+
+// processes says "1 process" or "n processes".
+func processes(n int) string {
+	if n == 1 {
+		return "1 process"
+	}
+	return fmt.Sprintf("%d processes", n)
+}
+
+// processFailure is a plugin process that did not answer. Its message says
+// what happened, for the pod's status; Stderr has the end of what the
+// process wrote to stderr, for the kubelet's log only: it may hold
+// anything, secrets included.
+type processFailure struct {
+	msg    string
+	stderr *tailBuffer
+}
+
+func (e *processFailure) Error() string { return e.msg }
+
+// Stderr returns the end of the process's stderr, quoted; "" if it wrote
+// nothing.
+func (e *processFailure) Stderr() string {
+	if e.stderr.empty() {
+		return ""
+	}
+	return e.stderr.quoted()
 }
 
 // Close releases nothing: an Exec plugin holds no resources between calls,

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"os/exec"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -16,11 +15,11 @@ const (
 	// hundred bytes; a plugin that writes more is broken.
 	maxStdout = 1 << 20
 	// maxStderr is how much of the end of a plugin's stderr is kept for the
-	// error message and the log.
+	// log.
 	maxStderr = 4 << 10
 	// pipeWaitDelay bounds how long a call waits for stdout and stderr to
-	// close after the process group was killed. Only a process that left the
-	// group (setsid) can hold them open longer.
+	// close once every process of the call is gone; nothing should hold
+	// them then.
 	pipeWaitDelay = time.Second
 )
 
@@ -31,16 +30,28 @@ type processOutcome struct {
 	// stopped is why the call stopped the process before it exited on its
 	// own: the context's error, or nil.
 	stopped error
+	// leftBehind counts the processes the plugin left running when it
+	// exited on its own (they were killed); 0 when it left none or they
+	// could not be counted.
+	leftBehind int
 	// waitErr is what exec.Cmd.Wait returned.
 	waitErr error
+	// killErr says why the processes of the call could not all be killed.
+	killErr error
 }
 
-// runInProcessGroup runs cmd in a process group of its own, feeding it stdin,
-// until it exits, ctx is done, or its stdout exceeds maxStdout. In every case
-// it then kills the whole group, so nothing the plugin started outlives the
+// runContained runs cmd, the process of one call of plugin, in a container
+// of its own (contain.go), feeding it stdin, until it exits, ctx is done,
+// or its stdout exceeds maxStdout. In every case it then kills every
+// process left in the container, so nothing the plugin started outlives the
 // call, and reaps the plugin's process. It returns an error only when the
 // process could not be started.
-func runInProcessGroup(ctx context.Context, cmd *exec.Cmd, stdin []byte) (*processOutcome, error) {
+func runContained(ctx context.Context, plugin string, cmd *exec.Cmd, stdin []byte) (*processOutcome, error) {
+	box, err := newContainment(plugin)
+	if err != nil {
+		return nil, err
+	}
+	defer box.release()
 	out := &processOutcome{
 		stdout: newCappedBuffer(maxStdout),
 		stderr: &tailBuffer{max: maxStderr},
@@ -48,29 +59,30 @@ func runInProcessGroup(ctx context.Context, cmd *exec.Cmd, stdin []byte) (*proce
 	cmd.Stdin = bytes.NewReader(stdin)
 	cmd.Stdout = out.stdout
 	cmd.Stderr = out.stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.WaitDelay = pipeWaitDelay
+	box.prepare(cmd)
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	pgid := cmd.Process.Pid
+	pid := cmd.Process.Pid
+	box.started(pid)
 
 	exited := make(chan struct{})
 	go func() {
 		defer close(exited)
-		waitExitedWithoutReaping(pgid)
+		waitExitedWithoutReaping(pid)
 	}()
 
 	select {
 	case <-exited:
+		// The plugin exited on its own; whatever is left in its container
+		// it left behind.
+		out.leftBehind = max(box.others(), 0)
 	case <-ctx.Done():
 		out.stopped = ctx.Err()
 	case <-out.stdout.exceeded:
 	}
-	// Kill the group while its leader is not reaped yet: until then its
-	// pid, which is the group's id, cannot be reused, so the signal can
-	// only reach this call's processes.
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	out.killErr = box.kill()
 	<-exited
 	out.waitErr = cmd.Wait()
 	return out, nil

@@ -15,6 +15,7 @@ import (
 // of the plugin: budget is how long the call had.
 func (p *Plugin) callError(ctx context.Context, err error, budget time.Duration) error {
 	st := status.Convert(err)
+	untrusted := p.untrusted.Load()
 	switch {
 	// The deadline travels to the plugin, which may give up a moment
 	// before the kubelet does: its DeadlineExceeded is a timeout too.
@@ -22,6 +23,8 @@ func (p *Plugin) callError(ctx context.Context, err error, budget time.Duration)
 		return fmt.Errorf("timed out after %s", budget)
 	case ctx.Err() != nil:
 		return fmt.Errorf("call canceled (%v)", context.Cause(ctx))
+	case st.Code() == codes.Unavailable && untrusted != nil:
+		return untrusted
 	case st.Code() == codes.Unavailable:
 		if diagnosis := diagnoseSocket(p.socket); diagnosis != nil {
 			return fmt.Errorf("cannot reach the plugin: %w", diagnosis)

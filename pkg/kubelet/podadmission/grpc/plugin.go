@@ -43,6 +43,11 @@ type Plugin struct {
 	name    string
 	socket  string
 	timeout time.Duration
+	// serverUID is the uid the plugin daemon must run as (peer.go).
+	serverUID uint32
+	// untrusted is why the last connection attempt was refused, until one
+	// passes the checks.
+	untrusted atomic.Pointer[untrustedSocketError]
 
 	conn   *grpc.ClientConn
 	client pb.PodAdmissionPluginClient
@@ -68,7 +73,16 @@ func New(cfg *configv1alpha1.PluginConfig) (*Plugin, error) {
 	connectParams := grpc.ConnectParams{Backoff: backoff.DefaultConfig, MinConnectTimeout: minConnectTimeout}
 	connectParams.Backoff.BaseDelay = baseBackoffDelay
 	connectParams.Backoff.MaxDelay = maxBackoffDelay
+	p := &Plugin{
+		name:          cfg.Name,
+		socket:        socket,
+		reevaluations: make(chan podadmission.Reevaluation, reevaluationBuffer),
+	}
+	if cfg.ServerUID != nil {
+		p.serverUID = uint32(*cfg.ServerUID)
+	}
 	conn, err := grpc.NewClient(unixScheme+socket,
+		grpc.WithContextDialer(p.dialChecked),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithAuthority("localhost"),
 		grpc.WithConnectParams(connectParams),
@@ -77,13 +91,7 @@ func New(cfg *configv1alpha1.PluginConfig) (*Plugin, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pod admission plugin %q: %w", cfg.Name, err)
 	}
-	p := &Plugin{
-		name:          cfg.Name,
-		socket:        socket,
-		conn:          conn,
-		client:        pb.NewPodAdmissionPluginClient(conn),
-		reevaluations: make(chan podadmission.Reevaluation, reevaluationBuffer),
-	}
+	p.conn, p.client = conn, pb.NewPodAdmissionPluginClient(conn)
 	if cfg.Timeout != nil {
 		p.timeout = cfg.Timeout.Duration
 	}

@@ -1,50 +1,247 @@
 // Package trust checks that a file the kubelet reads or runs is part of the
-// node's trust root: owned by root and writable by nobody else. The pod
-// admission configuration and Exec plugin binaries decide which pods run on
-// the node, so anyone who can change them can change that decision.
+// node's trust root: it, and every directory on the way to it, is owned by
+// root and writable by nobody else. The pod admission configuration, the
+// Exec plugin binaries and the GRPC plugin sockets decide which pods run on
+// the node, so anyone who can change them, or rename or replace any
+// directory above them, can change that decision.
+//
+// The rule is sshd's StrictModes applied to the whole path: every directory
+// from / down, including the directories reached through symlinks and the
+// directories the symlinks sit in, must be owned by root and must not be
+// writable by its group or others. A world-writable directory with the
+// sticky bit (/tmp) is not trusted either: anyone may create names in it.
 package trust
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 	"syscall"
 )
 
-// TrustedUID is the owner every checked file must have.
+// TrustedUID is the owner every checked file and directory must have.
 const TrustedUID = 0
 
-// CheckFile returns an error naming path and the fault when path is not a
-// regular file owned by TrustedUID, or is writable by its group or others.
-// It follows symlinks: what counts is the file that will be read or run.
-func CheckFile(path string) error {
-	info, err := os.Stat(path)
+// maxSymlinks is how many symlinks a path may go through, as the kernel's
+// limit (ELOOP after 40).
+const maxSymlinks = 40
+
+// CheckFile returns the resolved file when path is a trusted regular file:
+// every directory on its path, through symlinks, and the file itself owned
+// by TrustedUID and not writable by group or others. The error names path,
+// the offending file or directory and its owner or mode.
+func CheckFile(path string) (fs.FileInfo, error) {
+	r, err := resolve(path)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if !info.Mode().IsRegular() {
-		return fmt.Errorf("%s: not a regular file (%s)", path, info.Mode().Type())
+	if !r.info.Mode().IsRegular() {
+		return nil, r.fault(r.final, fmt.Sprintf("not a regular file (%s)", r.info.Mode().Type()))
 	}
-	return checkOwnerAndMode(path, info)
+	return r.info, r.checkOwnerAndMode(r.final, r.info, TrustedUID)
 }
+
+// CheckExecutableIn checks dir/name, the executable of an Exec plugin in
+// the plugin bin dir dir, the way the kubelet checks it at load and before
+// every call: dir trusted, the executable trusted (through symlinks, every
+// directory on the way to it) and a regular file that may be executed.
+// The error for a missing executable (or bin dir) wraps fs.ErrNotExist.
+func CheckExecutableIn(dir, name string) error {
+	path := filepath.Join(dir, name)
+	if err := CheckDir(dir); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return &missingExecutableError{path: path}
+		}
+		return fmt.Errorf("untrusted plugin bin dir: %w", err)
+	}
+	info, err := CheckFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &missingExecutableError{path: path}
+	}
+	if err != nil {
+		return fmt.Errorf("untrusted executable: %w", err)
+	}
+	if info.Mode().Perm()&0o111 == 0 {
+		return fmt.Errorf("executable %s is not executable (mode %#o)", path, info.Mode().Perm())
+	}
+	return nil
+}
+
+// missingExecutableError is an executable that is not installed.
+type missingExecutableError struct{ path string }
+
+func (e *missingExecutableError) Error() string {
+	return fmt.Sprintf("executable %s does not exist", e.path)
+}
+
+func (e *missingExecutableError) Is(target error) bool { return target == fs.ErrNotExist }
 
 // CheckDir is CheckFile for a directory.
 func CheckDir(path string) error {
-	info, err := os.Stat(path)
+	return checkDir(path, TrustedUID)
+}
+
+// CheckSocketDir is CheckDir for the directory of a GRPC plugin's socket.
+// The directory itself may also be owned by serverUID, the uid the plugin
+// daemon is configured to run as, which must be able to create its socket
+// there; every directory above it must be owned by root.
+func CheckSocketDir(path string, serverUID uint32) error {
+	return checkDir(path, serverUID)
+}
+
+func checkDir(path string, ownerUID uint32) error {
+	r, err := resolve(path)
 	if err != nil {
 		return err
 	}
-	if !info.IsDir() {
-		return fmt.Errorf("%s: not a directory", path)
+	if !r.info.IsDir() {
+		return r.fault(r.final, "not a directory")
 	}
-	return checkOwnerAndMode(path, info)
+	return r.checkOwnerAndMode(r.final, r.info, ownerUID)
 }
 
-func checkOwnerAndMode(path string, info os.FileInfo) error {
-	if st, ok := info.Sys().(*syscall.Stat_t); ok && st.Uid != TrustedUID {
-		return fmt.Errorf("%s: owned by uid %d, must be owned by root", path, st.Uid)
+// resolution is a path resolved to the file it names, with every directory
+// on the way checked.
+type resolution struct {
+	// path is what the caller asked about, for error messages.
+	path string
+	// final is the resolved path and info its file (not yet checked).
+	final string
+	info  fs.FileInfo
+}
+
+// resolve walks path one component at a time, as the kernel does, following
+// symlinks, and checks every directory it passes through on the way to the
+// last component: the ones of path, those of every symlink's target, and
+// so the ones that hold the symlinks. Directories on the way must be
+// root's; the caller checks the last component.
+func resolve(path string) (*resolution, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	r := &resolution{path: path}
+	current := "/"
+	info, err := os.Lstat(current)
+	if err != nil {
+		return nil, r.pathError(err)
+	}
+	pending := splitPath(abs)
+	if len(pending) == 0 {
+		r.final, r.info = current, info
+		return r, nil
+	}
+	if err := r.checkOwnerAndMode(current, info, TrustedUID); err != nil {
+		return nil, err
+	}
+	links := 0
+	for len(pending) > 0 {
+		name := pending[0]
+		pending = pending[1:]
+		if name == ".." {
+			current = filepath.Dir(current)
+			continue
+		}
+		next := filepath.Join(current, name)
+		info, err := os.Lstat(next)
+		if err != nil {
+			return nil, r.pathError(err)
+		}
+		if info.Mode()&fs.ModeSymlink != 0 {
+			links++
+			if links > maxSymlinks {
+				return nil, r.pathError(syscall.ELOOP)
+			}
+			target, err := os.Readlink(next)
+			if err != nil {
+				return nil, r.pathError(err)
+			}
+			if filepath.IsAbs(target) {
+				current = "/"
+			}
+			pending = append(splitPath(target), pending...)
+			continue
+		}
+		if len(pending) == 0 {
+			r.final, r.info = next, info
+			return r, nil
+		}
+		if !info.IsDir() {
+			return nil, r.pathError(syscall.ENOTDIR)
+		}
+		if err := r.checkOwnerAndMode(next, info, TrustedUID); err != nil {
+			return nil, err
+		}
+		current = next
+	}
+	// The path ended in a symlink to a directory already walked, or in "..".
+	info, err = os.Lstat(current)
+	if err != nil {
+		return nil, r.pathError(err)
+	}
+	r.final, r.info = current, info
+	return r, nil
+}
+
+// splitPath returns the non-empty components of path, "." dropped.
+func splitPath(path string) []string {
+	var parts []string
+	for _, part := range strings.Split(path, "/") {
+		if part != "" && part != "." {
+			parts = append(parts, part)
+		}
+	}
+	return parts
+}
+
+// checkOwnerAndMode fails unless the file at offender, whose info is given,
+// is owned by TrustedUID or ownerUID and not writable by group or others.
+func (r *resolution) checkOwnerAndMode(offender string, info fs.FileInfo, ownerUID uint32) error {
+	st, ok := info.Sys().(*syscall.Stat_t)
+	if !ok {
+		return r.fault(offender, "cannot read its owner")
+	}
+	if st.Uid != TrustedUID && st.Uid != ownerUID {
+		if ownerUID != TrustedUID {
+			return r.fault(offender, fmt.Sprintf("owned by uid %d, must be owned by root or uid %d", st.Uid, ownerUID))
+		}
+		return r.fault(offender, fmt.Sprintf("owned by uid %d, must be owned by root", st.Uid))
 	}
 	if perm := info.Mode().Perm(); perm&0o022 != 0 {
-		return fmt.Errorf("%s: mode %#o is group or world writable", path, perm)
+		return r.fault(offender, fmt.Sprintf("mode %#o is group or world writable", perm|sticky(info)))
 	}
 	return nil
+}
+
+// sticky returns the sticky bit of info as a permission bit, so that a mode
+// like /tmp's is shown as 01777.
+func sticky(info fs.FileInfo) fs.FileMode {
+	if info.Mode()&fs.ModeSticky != 0 {
+		return 0o1000
+	}
+	return 0
+}
+
+// fault is the error for a check that offender failed, in terms of path.
+func (r *resolution) fault(offender, problem string) error {
+	switch {
+	case offender == r.path || offender == filepath.Clean(r.path):
+		return fmt.Errorf("%s: %s", r.path, problem)
+	case r.final == offender:
+		return fmt.Errorf("%s: resolves to %s: %s", r.path, offender, problem)
+	}
+	return fmt.Errorf("%s: on its path, %s: %s", r.path, offender, problem)
+}
+
+// pathError reports a failed lookup under the path asked about, keeping the
+// cause for errors.Is (os.ErrNotExist).
+func (r *resolution) pathError(err error) error {
+	var pathErr *fs.PathError
+	if errors.As(err, &pathErr) {
+		err = pathErr.Err
+	}
+	return &fs.PathError{Op: "stat", Path: r.path, Err: err}
 }

@@ -190,7 +190,8 @@ type AdmitResponse struct {
 	// message says, for a human, why the pod was rejected (at most 1024 bytes).
 	Message string `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
 	// retry_after_seconds asks the kubelet to evaluate a rejected pod again
-	// no earlier than this many seconds from now; not negative.
+	// no earlier than this many seconds from now, instead of its own
+	// back-off; not negative, and 0 (or unset) means the kubelet's back-off.
 	RetryAfterSeconds *int32 `protobuf:"varint,5,opt,name=retry_after_seconds,json=retryAfterSeconds,proto3,oneof" json:"retry_after_seconds,omitempty"`
 	unknownFields     protoimpl.UnknownFields
 	sizeCache         protoimpl.SizeCache

@@ -1,0 +1,121 @@
+package podadmission
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
+)
+
+// Text that reaches the API (a pod's status.reason and status.message,
+// event messages) comes in part from plugins and from errors that quote
+// them. It is shown by kubectl in terminals and read by people deciding
+// what to do, so it is made plain before it is sent: one line of printable
+// text, capped at the protocol's limits.
+
+// sanitizeMessage returns s fit for a status.message or an event message:
+// invalid UTF-8 replaced, ANSI escape sequences and other control and
+// bidirectional formatting characters removed, line breaks and tabs folded
+// into single spaces, and the result cut to the protocol's limit
+// (podadmissionv1alpha1.TruncateMessage).
+func sanitizeMessage(s string) string {
+	var b strings.Builder
+	b.Grow(min(len(s), podadmissionv1alpha1.MaxMessageLength))
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	space := false
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == '\x1b' || r == '\u009b' {
+			i += escapeSequenceLength(s[i:])
+			continue
+		}
+		i += size
+		switch {
+		case r == '\n' || r == '\r' || r == '\t' || r == '\v' || r == '\f' || r == '\u2028' || r == '\u2029':
+			space = b.Len() > 0
+			continue
+		case unicode.IsControl(r) || isBidiControl(r):
+			continue
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		b.WriteRune(r)
+	}
+	return podadmissionv1alpha1.TruncateMessage(strings.Trim(b.String(), " "))
+}
+
+// appendToMessage adds suffix (the kubelet's own words, such as why a hold
+// became terminal) to a message that is within the protocol's limit, cutting
+// the message rather than the suffix so that the result is too.
+func appendToMessage(message, suffix string) string {
+	limit := podadmissionv1alpha1.MaxMessageLength - len(suffix)
+	if len(message) <= limit {
+		return message + suffix
+	}
+	cut := limit - len(podadmissionv1alpha1.TruncationMark)
+	for cut > 0 && !utf8.RuneStart(message[cut]) {
+		cut--
+	}
+	return message[:max(cut, 0)] + podadmissionv1alpha1.TruncationMark + suffix
+}
+
+// sanitizeReason returns reason when it is a status.reason the protocol
+// allows (a CamelCase word of at most MaxReasonLength characters), else
+// fallback. Transports validate plugins' reasons already; this makes sure.
+func sanitizeReason(reason, fallback string) string {
+	if podadmissionv1alpha1.IsValidReason(reason) {
+		return reason
+	}
+	return fallback
+}
+
+// escapeSequenceLength returns the length of the escape sequence s starts
+// with (ESC or the C1 CSI): a CSI sequence up to its final byte, an OSC,
+// DCS, SOS, PM or APC string up to its terminator, or ESC and one byte.
+func escapeSequenceLength(s string) int {
+	start := 1
+	kind := byte('[')
+	if strings.HasPrefix(s, "\u009b") {
+		start = len("\u009b")
+	} else {
+		if len(s) < 2 {
+			return len(s)
+		}
+		kind = s[1]
+		start = 2
+	}
+	switch kind {
+	case '[':
+		// Parameters and intermediates, then a final byte in 0x40-0x7e.
+		for i := start; i < len(s); i++ {
+			if s[i] >= 0x40 && s[i] <= 0x7e {
+				return i + 1
+			}
+			if s[i] < 0x20 || s[i] > 0x7e {
+				return i // malformed: the sequence ends before this byte
+			}
+		}
+		return len(s)
+	case ']', 'P', 'X', '^', '_':
+		// A string terminated by BEL or ESC \.
+		for i := start; i < len(s); i++ {
+			if s[i] == '\a' {
+				return i + 1
+			}
+			if s[i] == '\x1b' && i+1 < len(s) && s[i+1] == '\\' {
+				return i + 2
+			}
+		}
+		return len(s)
+	}
+	return start
+}
+
+// isBidiControl reports the characters that reorder the text around them
+// (Trojan Source): the embeddings, overrides and isolates.
+func isBidiControl(r rune) bool {
+	return r >= '\u202a' && r <= '\u202e' || r >= '\u2066' && r <= '\u2069' || r == '\u200e' || r == '\u200f' || r == '\u061c'
+}

@@ -1,0 +1,100 @@
+package podadmission
+
+import (
+	"crypto/sha256"
+	"path/filepath"
+	"time"
+
+	"github.com/podadmission/podadmission/pkg/kubelet/podadmission/trust"
+)
+
+// racyWindow is how recent a file's change time may be when it is read for
+// its stamp to be trusted later. File system timestamps are coarse (a
+// jiffy, or a second on some file systems), so a write right after the
+// read can leave the stamp as it was; such a file is read again at the
+// next reload whatever its stamp says. Git treats its index the same way.
+const racyWindow = 2 * time.Second
+
+// configSnapshot is what the configuration files were when a Config was
+// read: enough to tell, with a stat of each, that nothing changed since
+// (the periodic resync then costs no read, hash or parse), and to compare
+// the files in effect with a newer read of them (reload_guard.go).
+type configSnapshot struct {
+	// path is the configured file or directory.
+	path string
+	// dir is the stamp of the directory, when path is one: creating,
+	// removing or renaming a file in it changes its stamp.
+	dir *fileStamp
+	// files are the configuration files read, in order.
+	files []fileSnapshot
+	// takenAt is when the read started, by the wall clock file system
+	// timestamps use.
+	takenAt time.Time
+
+	// missingSince is when each file of this configuration was first found
+	// gone by a reload; a removal is applied once it has lasted
+	// settleWindow. Only the reload goroutine uses it.
+	missingSince map[string]time.Time
+	// writerWaits counts the reloads in a row that found a file open for
+	// writing, for the back-off of the next try.
+	writerWaits int
+}
+
+// fileSnapshot is one configuration file as read.
+type fileSnapshot struct {
+	path  string
+	stamp fileStamp
+	sum   [sha256.Size]byte
+	// plugins are the plugins the file lists.
+	plugins []ConfiguredPlugin
+	// explicitlyEmpty: the file lists no plugins, on purpose ("plugins: []").
+	explicitlyEmpty bool
+}
+
+// unchanged says, from one stat of the directory and of each file, that
+// the configuration at s.path is still exactly what was read: no file
+// added, removed, replaced or written, and the directory still trusted.
+// It errs on the side of false: any doubt means a full read.
+func (s *configSnapshot) unchanged() bool {
+	if s.path == "" {
+		return false
+	}
+	if s.dir != nil {
+		stamp, err := stampPath(s.path)
+		if err != nil || stamp != *s.dir || s.racy(stamp) {
+			return false
+		}
+	}
+	dir := s.path
+	if s.dir == nil {
+		dir = filepath.Dir(s.path)
+	}
+	// A directory on the way that turned untrusted is reported by a full
+	// read, which fails.
+	if trust.CheckDir(dir) != nil {
+		return false
+	}
+	for i := range s.files {
+		stamp, err := stampPath(s.files[i].path)
+		if err != nil || stamp != s.files[i].stamp || s.racy(stamp) {
+			return false
+		}
+	}
+	return true
+}
+
+// racy says whether stamp changed too close to the read for a later stat to
+// show a change made right after it.
+func (s *configSnapshot) racy(stamp fileStamp) bool {
+	return stamp.ctime > s.takenAt.Add(-racyWindow).UnixNano()
+}
+
+// file returns the snapshot of the file at path, if it was read.
+func (s *configSnapshot) file(path string) (*fileSnapshot, bool) {
+	for i := range s.files {
+		if s.files[i].path == path {
+			return &s.files[i], true
+		}
+	}
+	return nil, false
+}
