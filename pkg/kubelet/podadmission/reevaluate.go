@@ -69,13 +69,15 @@ func (m *Manager) reevaluate(ctx context.Context, plugin string, r Reevaluation)
 		}
 	}
 	// A flood of requests for pods the Manager does not hold is logged
-	// only at high verbosity.
+	// only at high verbosity, and costs no allocation when not logged.
 	verbosity := 2
 	if marked == 0 {
 		verbosity = 5
 	}
-	klog.FromContext(ctx).V(verbosity).Info("Pod admission plugin asked for re-evaluation", "plugin", plugin,
-		"all", r.All, "podUIDs", len(r.PodUIDs), "marked", marked)
+	if logger := klog.FromContext(ctx).V(verbosity); logger.Enabled() {
+		logger.Info("Pod admission plugin asked for re-evaluation", "plugin", plugin,
+			"all", r.All, "podUIDs", len(r.PodUIDs), "marked", marked)
+	}
 }
 
 // reevaluateAll marks every pod not yet decided, after a configuration change.
