@@ -27,6 +27,11 @@ E2E_SUITE_FLAGS = -e2e.runtime=$(E2E_RUNTIME) -e2e.bin-dir=$(BIN) -e2e.artifacts
 E2E_MAINS := etcd fakeruntime crirecorder e2e-cluster
 E2E_IMAGE_MAINS := pause workload
 
+# kubectl, from the same tree as the control plane: the tests drive the
+# kubelet's pod conditions with kubectl wait, as a user would.
+$(BIN)/kubectl: $(STAMPS)/source $(STAMPS)/version build/kubelet.sh build/lib.sh
+	build/kubelet.sh ./cmd/kubectl $@
+
 .PHONY: e2e-node-binaries
 e2e-node-binaries: ## Build the node e2e harness, its test binaries and the test plugin.
 	@mkdir -p $(E2E_BIN)
@@ -47,7 +52,7 @@ verify-e2e-node: ## go vet the node e2e code (it builds only with -tags e2e_node
 # The recipe cleans up even when the suite failed or was killed, and keeps
 # the suite's exit status.
 .PHONY: test-e2e-node
-test-e2e-node: kubelet e2e-binaries e2e-node-binaries plugins e2e-host-deps ## Node e2e suite against the drop-in kubelet (E2E_RUNTIME=containerd|fake).
+test-e2e-node: kubelet e2e-binaries $(BIN)/kubectl e2e-node-binaries plugins e2e-host-deps ## Node e2e suite against the drop-in kubelet (E2E_RUNTIME=containerd|fake).
 	@rc=0; $(E2E_BIN)/e2e_node.test -test.v -test.timeout=$(E2E_TIMEOUT) $(E2E_SUITE_FLAGS) $(E2E_TEST_FLAGS) || rc=$$?; \
 	$(E2E_BIN)/e2e-cluster clean || rc=1; exit $$rc
 

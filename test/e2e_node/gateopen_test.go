@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	configv1alpha1 "github.com/podadmission/podadmission/pkg/apis/config/v1alpha1"
 	"github.com/podadmission/podadmission/test/e2e_node/crirecord"
 	"github.com/podadmission/podadmission/test/e2e_node/framework"
 )
@@ -25,12 +24,6 @@ const (
 	gateOpenPods    = 25
 	gatePushSamples = 20
 )
-
-// gateOpenP99Goal is the issue's goal for the time from a GRPC plugin's
-// re-evaluation push to the pod Running. It is reported, not asserted:
-// the time includes starting the pod, which is the runtime's, and the
-// wait for the kubelet's 1 s sync tick (framework.Gate).
-const gateOpenP99Goal = 1500 * time.Millisecond
 
 // grpcGateRetryAfter is the retryAfterSeconds the GRPC gate answers with:
 // the kubelet evaluates its held pods again only after this long, unless
@@ -44,36 +37,29 @@ const (
 // grpcGateReason is what the GRPC gate's decision file denies with.
 const grpcGateReason = "E2EGateClosed"
 
-var grpcGateEndpoint string
-
-func grpcGateDecisionFile() string { return suite.Cluster.PluginFile(pluginGRPCGate + ".decision") }
-
-// grpcGatePlugin is the GRPC plugin daemon's configuration.
-func grpcGatePlugin(c *framework.Cluster) configv1alpha1.PluginConfig {
-	grpcGateEndpoint = "unix://" + c.Layout.SocketPath(pluginGRPCGate+".sock")
-	return configv1alpha1.PluginConfig{
-		Name:     pluginGRPCGate,
-		Type:     configv1alpha1.GRPCPluginType,
-		Endpoint: grpcGateEndpoint,
-		Match:    framework.MatchPluginLabel(pluginGRPCGate),
+// newGRPCGate is a GRPC gate daemon of the suite (installSuitePlugins
+// starts it): the test plugin holding the pods labelled plugin with reason
+// until its decision file allows, asking for a retry only after
+// grpcGateRetryAfter.
+func newGRPCGate(c *framework.Cluster, plugin, reason string) framework.Gate {
+	return framework.Gate{
+		Plugin:       plugin,
+		DecisionFile: c.PluginFile(plugin + ".decision"),
+		Reason:       reason,
+		Message:      "the e2e " + plugin + " is closed",
+		LogFile:      c.PluginFile(plugin + ".log"),
+		RetryAfter:   grpcGateRetryAfter,
 	}
 }
 
-// startGRPCGate starts the daemon, closed, before the kubelet connects.
-func startGRPCGate(c *framework.Cluster) error {
-	if err := grpcGate(c).Close(); err != nil {
-		return err
-	}
-	endpoint, err := c.StartGRPCPlugin(context.Background(), pluginGRPCGate,
-		"--decision-file="+grpcGateDecisionFile(), "--log-file="+c.PluginFile(pluginGRPCGate+".log"),
-		"--retry-after="+grpcGateRetryAfter.String())
-	if err != nil {
-		return err
-	}
-	if endpoint != grpcGateEndpoint {
-		return fmt.Errorf("GRPC gate serves on %s, configured for %s", endpoint, grpcGateEndpoint)
-	}
-	return nil
+// grpcGate is the gate of the gate-open tests.
+func grpcGate(c *framework.Cluster) framework.Gate {
+	return newGRPCGate(c, pluginGRPCGate, grpcGateReason)
+}
+
+// holdGate is the gate of the tests that prove a held pod holds nothing.
+func holdGate(c *framework.Cluster) framework.Gate {
+	return newGRPCGate(c, pluginHoldGate, reasonHoldGate)
 }
 
 // TestGateOpens (issue 5, test 5, throughput): a GRPC plugin holds 25 pods
@@ -153,9 +139,11 @@ func TestGateOpens(t *testing.T) {
 // then its decision changes at a random instant and it pushes a
 // re-evaluation. Each pod must run within seconds of the push and before
 // the retry time, with exactly two plugin calls and its one sandbox
-// created after the push. Each sample is followed by a pod no plugin
-// looks at, the reference for starting a pod. Reports the time from the
-// push to Running and its parts (goal: p99 <= 1.5 s over 20 pods).
+// created after the push, and the kubelet's log must say that the push
+// woke it. Each sample is followed by a pod no plugin looks at, the
+// reference for starting a pod. Reports the time from the push to Running
+// and its parts (delivery, wake, start); the goal,
+// framework.PushToRunningP99Goal, is the benchmark's.
 func TestGateOpensPerPod(t *testing.T) {
 	usePluginKubelet(t, pluginKubelet)
 	ctx := testContext(t, 5*time.Minute)
@@ -165,32 +153,22 @@ func TestGateOpensPerPod(t *testing.T) {
 	require.NoError(t, err)
 	defer counter.Stop()
 
-	samples, reference, err := c.MeasurePushes(ctx, counter, grpcGate(c), ns, gatePushSamples, gateOpenBound)
+	samples, reference, err := c.MeasurePushes(ctx, counter, grpcGate(c), c.NewPod, ns, gatePushSamples, gateOpenBound)
 	require.NoError(t, err)
-	suite.PushFigures(t, samples, reference)
+	suite.PushFigures(t, "one pod", samples, reference)
 	latencies := make([]time.Duration, 0, len(samples))
 	for _, s := range samples {
 		latencies = append(latencies, s.PushToRunning())
 	}
-	if p99 := framework.Percentile(latencies, 99); p99 <= gateOpenP99Goal {
-		t.Logf("goal met: p99 %s <= %s", p99.Round(time.Millisecond), gateOpenP99Goal)
+	// The goal is the benchmark's (make bench-e2e); here it is reported.
+	goal := framework.PushToRunningP99Goal(c.Runtime.Mode())
+	if p99 := framework.Percentile(latencies, 99); p99 <= goal {
+		t.Logf("goal met: p99 %s <= %s", p99.Round(time.Millisecond), goal)
 	} else {
-		t.Logf("goal MISSED: p99 %s > %s", p99.Round(time.Millisecond), gateOpenP99Goal)
+		t.Logf("goal MISSED: p99 %s > %s", p99.Round(time.Millisecond), goal)
 	}
 	assert.Equal(t, 2*gatePushSamples, counter.Created(), "pods ever created")
 	require.NoError(t, counter.Err())
-}
-
-// grpcGate is the GRPC gate as framework.Gate drives it.
-func grpcGate(c *framework.Cluster) framework.Gate {
-	return framework.Gate{
-		Plugin:       pluginGRPCGate,
-		DecisionFile: grpcGateDecisionFile(),
-		Reason:       grpcGateReason,
-		Message:      "the e2e GRPC gate is closed",
-		LogFile:      c.PluginFile(pluginGRPCGate + ".log"),
-		RetryAfter:   grpcGateRetryAfter,
-	}
 }
 
 // startTimes creates n pods no plugin looks at, all at once, and returns

@@ -8,8 +8,11 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/podadmission/podadmission/test/e2e_node/crirecord"
+	"github.com/podadmission/podadmission/test/e2e_node/framework"
 )
 
 // newNamespace creates a namespace for t and deletes it when t ends.
@@ -35,6 +38,30 @@ func figure(t *testing.T, name string, value float64, unit string) {
 func durationFigure(t *testing.T, name string, d time.Duration) {
 	t.Helper()
 	suite.Duration(t, name, d)
+}
+
+// eventually polls cond every 50 ms until it returns true, and fails t
+// with what() (evaluated then, so it can say what the state is) if it
+// does not within timeout, or at once if cond returns an error (a state
+// the wait cannot leave).
+func eventually(t *testing.T, ctx context.Context, timeout time.Duration, cond func() (bool, error), what func() string) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, timeout, true, func(context.Context) (bool, error) { return cond() })
+	if err != nil {
+		t.Fatalf("%s: %v", what(), err)
+	}
+}
+
+// waitRunning waits until the pod runs and returns it and the time of the
+// watch event; a pod that fails instead fails t at once.
+func waitRunning(t *testing.T, ctx context.Context, namespace, name string, timeout time.Duration, why string) (*corev1.Pod, time.Time) {
+	t.Helper()
+	pod, at, err := framework.WaitForPod(ctx, suite.Cluster.Client, namespace, name, timeout, func(p *corev1.Pod) bool {
+		return framework.PodRunning(p) || p.Status.Phase == corev1.PodFailed
+	})
+	require.NoError(t, err, why)
+	require.True(t, framework.PodRunning(pod), "%s: %s", why, framework.DescribePod(pod))
+	return pod, at
 }
 
 // testContext is a context that ends with t (or after timeout).

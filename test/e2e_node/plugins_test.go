@@ -30,13 +30,26 @@ const (
 	pluginMetrics      = "metrics-probe"
 	pluginRestart      = "restart-probe"
 	pluginGateOff      = "gate-off-probe"
+	// pluginHoldGate is the GRPC gate of the tests that prove a held pod
+	// holds nothing on the node (holdsnothing_test.go, heldcapacity_test.go).
+	pluginHoldGate = "hold-gate"
+	// pluginEscalate holds pods until its maxBlockedDuration fails them,
+	// and pluginAdmitOnce admits every pod and logs the call
+	// (holdrestart_test.go).
+	pluginEscalate  = "escalate"
+	pluginAdmitOnce = "admit-once"
 )
 
 // Reasons the deny plugins give; the pod's status.reason must be theirs.
 const (
 	reasonDenySoft = "E2EDeniedSoft"
 	reasonDenyHard = "E2EDeniedHard"
+	reasonHoldGate = "E2EHeld"
+	reasonEscalate = "E2EEscalate"
 )
+
+// escalateAfter is pluginEscalate's maxBlockedDuration.
+const escalateAfter = 60 * time.Second
 
 // faultHangTimeout is the timeout of the plugin that never answers.
 const faultHangTimeout = 2 * time.Second
@@ -82,14 +95,25 @@ func execPlugin(name string, args ...string) configv1alpha1.PluginConfig {
 	}
 }
 
-// installSuitePlugins writes the configuration of every suite plugin and
-// installs their executables; the fault plugin whose binary is missing is
-// the exception by design. It also starts the GRPC plugin daemon.
+// installSuitePlugins starts the GRPC plugin daemons, writes the
+// configuration of every suite plugin and installs their executables; the
+// fault plugin whose binary is missing is the exception by design.
 func installSuitePlugins(c *framework.Cluster) error {
+	ctx := context.Background()
+	grpc, err := c.StartGate(ctx, grpcGate(c))
+	if err != nil {
+		return err
+	}
+	hold, err := c.StartGate(ctx, holdGate(c))
+	if err != nil {
+		return err
+	}
 	hard := execPlugin(pluginDenyHard, "--mode=deny", "--reason="+reasonDenyHard, "--message=the e2e hard plugin denies this pod")
 	hard.RejectionMode = configv1alpha1.RejectionModeHard
 	hang := execPlugin(pluginFaultHang, "--mode=sleep")
 	hang.Timeout = &metav1.Duration{Duration: faultHangTimeout}
+	escalate := execPlugin(pluginEscalate, "--mode=deny", "--reason="+reasonEscalate, "--message=the e2e escalating plugin holds this pod")
+	escalate.MaxBlockedDuration = &metav1.Duration{Duration: escalateAfter}
 
 	files := map[string][]configv1alpha1.PluginConfig{
 		"10-thrash.yaml": {
@@ -97,13 +121,14 @@ func installSuitePlugins(c *framework.Cluster) error {
 			hard,
 		},
 		"20-static.yaml":                    {execPlugin(pluginStatic, "--decision-file="+c.PluginFile(pluginStatic+".decision"), "--retry-after=1s")},
-		"30-grpc.yaml":                      {grpcGatePlugin(c)},
+		"30-grpc.yaml":                      {grpc, hold},
 		faultConfigFile(pluginFaultMissing): {execPlugin(pluginFaultMissing)},
 		faultConfigFile(pluginFaultHang):    {hang},
 		faultConfigFile(pluginFaultGarbage): {execPlugin(pluginFaultGarbage, "--mode=garbage")},
 		"50-metrics.yaml":                   {execPlugin(pluginMetrics, "--decision-file="+c.PluginFile(pluginMetrics+".decision"), "--retry-after=1s")},
 		"60-restart.yaml":                   {execPlugin(pluginRestart, "--mode=allow")},
 		"70-gateoff.yaml":                   {execPlugin(pluginGateOff, "--mode=deny")},
+		"80-restart-hold.yaml":              {escalate, execPlugin(pluginAdmitOnce, "--mode=allow")},
 	}
 	for file, plugins := range files {
 		if err := c.WritePluginConfig(file, plugins...); err != nil {
@@ -122,5 +147,5 @@ func installSuitePlugins(c *framework.Cluster) error {
 			return err
 		}
 	}
-	return startGRPCGate(c)
+	return nil
 }

@@ -75,31 +75,60 @@ func TestBenchControllerThrash(t *testing.T) {
 
 // TestBenchGateOpen measures the time from a GRPC plugin's push (its
 // decision file flips to allow) to Running: one pod at a time (the
-// latency of a push, framework.Cluster.MeasurePushes), then many held
-// pods let go by one push (throughput), each next to pods no plugin
-// looks at.
+// latency of a push, framework.Cluster.MeasurePushes), then many held pods
+// let go by one push (throughput), each next to the same pods created with
+// no plugin. Both are measured for pods with no volume and for pods with
+// the volumes of a real pod (framework.Cluster.NewPodWithVolumes: the
+// kubelet waits for those with a 300 ms poll, also with no plugin).
 func TestBenchGateOpen(t *testing.T) {
 	useKubelet(t, pluginKubelet)
 	c := suite.Cluster
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
+	kinds := []struct {
+		what   string
+		newPod framework.PodMaker
+	}{
+		{"one pod", c.NewPod},
+		{"one pod with volumes", c.NewPodWithVolumes},
+	}
+	for _, kind := range kinds {
+		ns := podNamespace(t, ctx)
+		counter, err := framework.CountPods(ctx, c.Client, ns)
+		require.NoError(t, err)
+		samples, alone, err := c.MeasurePushes(ctx, counter, grpcGate(c), kind.newPod, ns, *gateSamples, 10*time.Second)
+		counter.Stop()
+		require.NoError(t, err)
+		suite.PushFigures(t, kind.what, samples, alone)
+		// Delete now (not at cleanup): the next pods start on an empty node.
+		require.NoError(t, c.DeleteNamespace(ctx, ns))
+	}
 
-	perPod := suite.Namespace(t, ctx)
-	perPodCounter, err := framework.CountPods(ctx, c.Client, perPod)
-	require.NoError(t, err)
-	defer perPodCounter.Stop()
-	samples, alone, err := c.MeasurePushes(ctx, perPodCounter, grpcGate(c), perPod, *gateSamples, 10*time.Second)
-	require.NoError(t, err)
-	suite.PushFigures(t, samples, alone)
+	kinds[0].what, kinds[1].what = "all at once", "all at once with volumes"
+	for _, kind := range kinds {
+		pushed := onePushForMany(t, ctx, kind.newPod)
+		reference := createdAtOnce(t, ctx, kind.newPod)
+		suite.Figure(t, kind.what+": held pods", float64(*gatePods), "pods")
+		suite.Duration(t, kind.what+": push to Running p50", framework.Percentile(pushed, 50))
+		suite.Duration(t, kind.what+": push to Running p99", framework.Percentile(pushed, 99))
+		suite.Duration(t, kind.what+", reference: create to Running p99, no plugin", framework.Percentile(reference, 99))
+		suite.Figure(t, kind.what+": push/reference p99 ratio", framework.Percentile(pushed, 99).Seconds()/framework.Percentile(reference, 99).Seconds(), "x")
+	}
+}
 
+// onePushForMany holds gatePods pods of newPod with the GRPC gate, lets
+// them go with one push and returns each one's time from the push to
+// Running. The pods are deleted before it returns.
+func onePushForMany(t *testing.T, ctx context.Context, newPod framework.PodMaker) []time.Duration {
+	t.Helper()
+	c := suite.Cluster
 	gate := grpcGate(c)
 	require.NoError(t, gate.Close())
-	ns := suite.Namespace(t, ctx)
+	ns := podNamespace(t, ctx)
 	counter, err := framework.CountPods(ctx, c.Client, ns)
 	require.NoError(t, err)
 	defer counter.Stop()
-
-	uids := createPods(t, ctx, ns, *gatePods, pluginGRPC)
+	uids := createPods(t, ctx, ns, *gatePods, pluginGRPC, newPod)
 	require.Eventually(t, func() bool {
 		return countPods(counter, func(p *corev1.Pod) bool { return p.Status.Reason == reasonGRPCClosed }) == len(uids)
 	}, 5*time.Minute, 100*time.Millisecond, "every pod should be held")
@@ -112,25 +141,40 @@ func TestBenchGateOpen(t *testing.T) {
 		at, _ := counter.RunningAt(uid)
 		latencies = append(latencies, at.Sub(opened))
 	}
-	suite.Figure(t, "all at once: held pods", float64(len(uids)), "pods")
-	suite.Duration(t, "all at once: push to Running p50", framework.Percentile(latencies, 50))
-	suite.Duration(t, "all at once: push to Running p99", framework.Percentile(latencies, 99))
+	require.NoError(t, c.DeleteNamespace(ctx, ns))
+	return latencies
+}
 
-	// The figure includes starting the pods: the same number of pods
-	// created at once with no plugin is the runtime's share.
-	reference := suite.Namespace(t, ctx)
-	refCounter, err := framework.CountPods(ctx, c.Client, reference)
+// createdAtOnce is the reference for onePushForMany: gatePods pods of
+// newPod that no plugin looks at, created at once; each one's time from
+// just before the creations to Running. The pods are deleted before it
+// returns.
+func createdAtOnce(t *testing.T, ctx context.Context, newPod framework.PodMaker) []time.Duration {
+	t.Helper()
+	c := suite.Cluster
+	ns := podNamespace(t, ctx)
+	counter, err := framework.CountPods(ctx, c.Client, ns)
 	require.NoError(t, err)
-	defer refCounter.Stop()
+	defer counter.Stop()
 	start := time.Now()
-	refUIDs := createPods(t, ctx, reference, *gatePods, "none")
-	require.Eventually(t, func() bool { return countPods(refCounter, framework.PodRunning) == len(refUIDs) }, 5*time.Minute, 50*time.Millisecond)
+	uids := createPods(t, ctx, ns, *gatePods, "none", newPod)
+	require.Eventually(t, func() bool { return countPods(counter, framework.PodRunning) == len(uids) }, 5*time.Minute, 50*time.Millisecond)
 	var startup []time.Duration
-	for _, uid := range refUIDs {
-		at, _ := refCounter.RunningAt(uid)
+	for _, uid := range uids {
+		at, _ := counter.RunningAt(uid)
 		startup = append(startup, at.Sub(start))
 	}
-	suite.Duration(t, "all at once, reference: create to Running p99, no plugin", framework.Percentile(startup, 99))
+	require.NoError(t, c.DeleteNamespace(ctx, ns))
+	return startup
+}
+
+// podNamespace is a namespace for t with the objects the pods of
+// framework.Cluster.NewPodWithVolumes mount.
+func podNamespace(t *testing.T, ctx context.Context) string {
+	t.Helper()
+	ns := suite.Namespace(t, ctx)
+	require.NoError(t, suite.Cluster.CreateVolumeSources(ctx, ns))
+	return ns
 }
 
 // TestBenchBurst times a burst of pods to all Running on the kubelet as
@@ -175,7 +219,7 @@ func burst(t *testing.T, plugin string) time.Duration {
 	require.NoError(t, err)
 	defer counter.Stop()
 	start := time.Now()
-	uids := createPods(t, ctx, ns, *burstPods, plugin)
+	uids := createPods(t, ctx, ns, *burstPods, plugin, c.NewPod)
 	require.Eventually(t, func() bool { return countPods(counter, framework.PodRunning) == len(uids) }, 9*time.Minute, 50*time.Millisecond)
 	var last time.Time
 	for _, uid := range uids {
@@ -201,7 +245,7 @@ func TestBenchHoldCost(t *testing.T) {
 	held := suite.Namespace(t, ctx)
 	counter, err := framework.CountPods(ctx, c.Client, held)
 	require.NoError(t, err)
-	uids := createPods(t, ctx, held, *costPods, pluginHold)
+	uids := createPods(t, ctx, held, *costPods, pluginHold, c.NewPod)
 	require.Eventually(t, func() bool {
 		return countPods(counter, func(p *corev1.Pod) bool { return p.Status.Reason == reasonSoft }) == len(uids)
 	}, 5*time.Minute, 100*time.Millisecond)
@@ -215,7 +259,7 @@ func TestBenchHoldCost(t *testing.T) {
 	running := suite.Namespace(t, ctx)
 	counter, err = framework.CountPods(ctx, c.Client, running)
 	require.NoError(t, err)
-	uids = createPods(t, ctx, running, *costPods, "none")
+	uids = createPods(t, ctx, running, *costPods, "none", c.NewPod)
 	require.Eventually(t, func() bool { return countPods(counter, framework.PodRunning) == len(uids) }, 5*time.Minute, 100*time.Millisecond)
 	counter.Stop()
 	_, cpu = measure(t, c, *holdWindow, "")
@@ -247,8 +291,8 @@ func pluginCalls(t *testing.T, logFile string) int {
 	return len(calls)
 }
 
-// createPods creates n pods labelled for plugin, in parallel.
-func createPods(t *testing.T, ctx context.Context, ns string, n int, plugin string) []types.UID {
+// createPods creates n pods of newPod labelled for plugin, in parallel.
+func createPods(t *testing.T, ctx context.Context, ns string, n int, plugin string, newPod framework.PodMaker) []types.UID {
 	t.Helper()
 	c := suite.Cluster
 	uids := make([]types.UID, n)
@@ -258,7 +302,7 @@ func createPods(t *testing.T, ctx context.Context, ns string, n int, plugin stri
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			pod, err := c.Client.CoreV1().Pods(ns).Create(ctx, c.NewPod(ns, fmt.Sprintf("pod-%03d", i), framework.PluginLabels(plugin)), metav1.CreateOptions{})
+			pod, err := c.Client.CoreV1().Pods(ns).Create(ctx, newPod(ns, fmt.Sprintf("pod-%03d", i), framework.PluginLabels(plugin)), metav1.CreateOptions{})
 			if err == nil {
 				uids[i] = pod.UID
 			}

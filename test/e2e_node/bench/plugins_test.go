@@ -84,11 +84,7 @@ func grpcGate(c *framework.Cluster) framework.Gate {
 func installPlugins(c *framework.Cluster) error {
 	hard := execPlugin(c, pluginHard, "--mode=deny", "--reason="+reasonHard)
 	hard.RejectionMode = configv1alpha1.RejectionModeHard
-	if err := grpcGate(c).Close(); err != nil {
-		return err
-	}
-	endpoint, err := c.StartGRPCPlugin(context.Background(), pluginGRPC, "--decision-file="+grpcDecisionFile(c),
-		"--log-file="+c.PluginFile(pluginGRPC+".log"), "--retry-after="+grpcRetryAfter.String())
+	gate, err := c.StartGate(context.Background(), grpcGate(c))
 	if err != nil {
 		return err
 	}
@@ -99,7 +95,7 @@ func installPlugins(c *framework.Cluster) error {
 	plugins := []configv1alpha1.PluginConfig{
 		execPlugin(c, pluginSoft, "--mode=deny", "--reason="+reasonSoft),
 		hard,
-		{Name: pluginGRPC, Type: configv1alpha1.GRPCPluginType, Endpoint: endpoint, Match: framework.MatchPluginLabel(pluginGRPC)},
+		gate,
 		execPlugin(c, pluginAllow, "--mode=allow"),
 		{Name: pluginAllowGRPC, Type: configv1alpha1.GRPCPluginType, Endpoint: allowEndpoint, Match: framework.MatchPluginLabel(pluginAllowGRPC)},
 		execPlugin(c, pluginHold, "--mode=deny", "--reason="+reasonSoft),

@@ -16,6 +16,9 @@ type Binaries struct {
 	APIServer         string
 	ControllerManager string
 	Scheduler         string
+	// Kubectl is for the tests that drive the cluster as a user would
+	// (kubectl wait on the kubelet's pod conditions).
+	Kubectl string
 
 	Etcd        string
 	FakeRuntime string
@@ -37,6 +40,7 @@ func BinariesIn(binDir string) Binaries {
 		APIServer:         filepath.Join(binDir, "kube-apiserver"),
 		ControllerManager: filepath.Join(binDir, "kube-controller-manager"),
 		Scheduler:         filepath.Join(binDir, "kube-scheduler"),
+		Kubectl:           filepath.Join(binDir, "kubectl"),
 		Etcd:              filepath.Join(e2e, "etcd"),
 		FakeRuntime:       filepath.Join(e2e, "fakeruntime"),
 		CRIRecorder:       filepath.Join(e2e, "crirecorder"),

@@ -31,6 +31,9 @@ type ControlPlane struct {
 	KubeletKubeconfig string
 	AdminKubeconfig   string
 	RESTConfig        *rest.Config
+	// AuditLog is the API server's audit log of the node's requests for
+	// secrets, configMaps and tokens (audit.go), JSON lines.
+	AuditLog string
 
 	processes []*Process
 }
@@ -51,6 +54,11 @@ func startControlPlane(ctx context.Context, layout Layout, bins Binaries, nodeNa
 	cp := &ControlPlane{
 		APIServerURL: "https://127.0.0.1:" + strconv.Itoa(apiPort),
 		PKI:          pki,
+		AuditLog:     layout.LogPath("kube-apiserver-audit"),
+	}
+	auditPolicyPath := layout.StatePath("audit-policy.yaml")
+	if err := writeAuditPolicy(auditPolicyPath, nodeName); err != nil {
+		return nil, err
 	}
 	cp.RESTConfig = restConfig(cp.APIServerURL, pki.CA.CertPath, pki.Admin)
 	kubeconfigs := map[string]CertKeyPair{
@@ -107,7 +115,14 @@ func startControlPlane(ctx context.Context, layout Layout, bins Binaries, nodeNa
 			"--service-account-signing-key-file=" + pki.ServiceAccount.KeyPath,
 			"--service-cluster-ip-range=10.0.0.0/24",
 			"--authorization-mode=Node,RBAC",
+			// On top of the default plugins, ServiceAccount among them: it
+			// gives every pod that does not opt out a kube-api-access-*
+			// token volume, as on a real cluster.
 			"--enable-admission-plugins=NodeRestriction",
+			"--audit-policy-file=" + auditPolicyPath,
+			"--audit-log-path=" + cp.AuditLog,
+			"--audit-log-format=json",
+			"--audit-log-mode=blocking",
 			"--allow-privileged=true",
 			"--profiling=false",
 			"--v=1",

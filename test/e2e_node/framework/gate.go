@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	configv1alpha1 "github.com/podadmission/podadmission/pkg/apis/config/v1alpha1"
 	"github.com/podadmission/podadmission/test/e2e_node/crirecord"
 )
 
@@ -25,33 +26,28 @@ import (
 // denies, and when the file changes it pushes a re-evaluation of the pods
 // it denied since the last change.
 //
-// Where the time from a push to Running goes, as the kubelet's log of a
-// run shows it (framework.PushSample has each part):
+// Where the time from a push to Running goes, as the kubelet's log (it
+// runs with --v=2) shows it; PushSample has each part:
 //
 //   - Delivery: the plugin polls its decision file every 50 ms, then sends
 //     the Reevaluation on its WatchReevaluations stream; the kubelet marks
 //     the pod due ("Pod admission plugin asked for re-evaluation").
-//   - Tick wait, 0 to 1 s: nothing syncs the pod yet. The kubelet's main
-//     loop (kubelet.go syncLoopIteration) asks the PodSyncLoopHandlers,
-//     the pod admission manager among them, which pods ShouldSync only on
-//     its 1 s syncTicker (getPodsToSync), and syncs those. The pod worker
-//     then needs a PLEG cache entry newer than its last sync
-//     (pod_workers.go, podCache.GetNewerThan), which the 1 s PLEG relist
-//     has long provided for a pod held for a while. SyncPod runs the
-//     plugins again, which admit the pod ("Pod admission plugins admitted
-//     a blocked pod").
-//   - Start: the same SyncPod creates the sandbox and starts the
-//     containers, then its postSync requests a PLEG relist of the pod
-//     (RequestPodRelist; PLEGOnDemandRelist is GA in v1.37), instead of
-//     the next 1 s relist; the relist's ContainerStarted events sync the
-//     pod again, that sync computes the Running status, and the status
-//     manager writes it to the API server, whose watch event ends the
-//     measurement. A pod created with no plugin goes through the same
-//     start, but its first sync is immediate (SyncLoop ADD), not on the
-//     tick.
+//   - Wake: the push wakes the held pod's worker at once ("Pod admission
+//     woke a held pod", cause=push), not at the kubelet's 1 s sync tick;
+//     its sync runs the plugins again, which admit the pod ("Pod
+//     admission plugins admitted a blocked pod"), and then the kubelet's
+//     own admission.
+//   - Start: the pod is set up as upstream sets up an admitted pod: its
+//     volumes (the sync waits for the volume manager, which it polls every
+//     300 ms, podAttachAndMountRetryInterval, when the pod has any), the
+//     sandbox and the containers; the PLEG relist the sync requests sees
+//     them started, the next sync computes the Running status and the
+//     status manager writes it to the API server, whose watch event ends
+//     the measurement. A pod created with no plugin goes through the same
+//     start (StartAlone is that reference).
 //
-// So the push costs the delivery plus up to one sync tick; the rest is
-// starting a pod.
+// So the push costs the delivery and the plugin call; the rest is starting
+// a pod.
 type Gate struct {
 	// Plugin is the plugin's name, which the pods it sees carry as their
 	// PluginLabel.
@@ -75,15 +71,43 @@ type Gate struct {
 // node on which nothing is going on.
 const decisionSettle = 200 * time.Millisecond
 
-// pushJitter spreads the instants of the pushes over one sync tick: the
-// kubelet admits a pushed pod on its 1 s tick, and a loop of samples that
-// each wait for the previous pod to run would otherwise push at about the
-// same phase of the tick every time, and measure that phase rather than
-// the wait a push from a plugin, which comes at any time, sees.
+// pushJitter spreads the instants of the pushes over one sync tick of the
+// kubelet (1 s): a loop of samples that each wait for the previous pod to
+// run would otherwise push at about the same phase of the tick every time,
+// and hide a wait for the tick behind that phase. A push from a plugin
+// comes at any time.
 const pushJitter = time.Second
 
 // heldTimeout bounds the wait for a new pod to be held.
 const heldTimeout = 30 * time.Second
+
+// StartGate starts g's plugin daemon with its gate closed and returns the
+// plugin's entry for the kubelet's configuration. Teardown stops it.
+func (c *Cluster) StartGate(ctx context.Context, g Gate) (configv1alpha1.PluginConfig, error) {
+	if err := g.Close(); err != nil {
+		return configv1alpha1.PluginConfig{}, err
+	}
+	endpoint, err := c.StartGRPCPlugin(ctx, g.Plugin, "--decision-file="+g.DecisionFile, "--log-file="+g.LogFile, "--retry-after="+g.RetryAfter.String())
+	if err != nil {
+		return configv1alpha1.PluginConfig{}, err
+	}
+	return configv1alpha1.PluginConfig{
+		Name:     g.Plugin,
+		Type:     configv1alpha1.GRPCPluginType,
+		Endpoint: endpoint,
+		Match:    MatchPluginLabel(g.Plugin),
+	}, nil
+}
+
+// PushToRunningP99Goal is issue 11's goal for the time from a push to
+// Running, one pod at a time, in runtime mode (a pod created with no
+// plugin reaches Running in about 0.17 s with containerd).
+func PushToRunningP99Goal(mode string) time.Duration {
+	if mode == FakeMode {
+		return 250 * time.Millisecond
+	}
+	return 450 * time.Millisecond
+}
 
 // Close makes the gate deny and waits until the plugin has seen it.
 func (g Gate) Close() error {
@@ -119,9 +143,10 @@ type PushSample struct {
 	// Opened is when the gate opened (Gate.Open).
 	Opened time.Time
 	// PushReceived is when the kubelet logged the plugin's re-evaluation
-	// request, and Admitted when it logged that the plugins admitted the
-	// pod (AddKubeletTimes).
-	PushReceived, Admitted time.Time
+	// request, Woken when it logged that the push woke the pod, and
+	// Admitted when it logged that the plugins admitted the pod
+	// (AddKubeletTimes).
+	PushReceived, Woken, Admitted time.Time
 	// Running is when the watch showed the pod Running.
 	Running time.Time
 }
@@ -133,26 +158,27 @@ func (s PushSample) PushToRunning() time.Duration { return s.Running.Sub(s.Opene
 // push: the plugin's poll of its decision file and the gRPC stream.
 func (s PushSample) Delivery() time.Duration { return s.PushReceived.Sub(s.Opened) }
 
-// TickWait is the time from the kubelet receiving the push to its sync
-// admitting the pod: the wait for the kubelet's 1 s sync tick.
-func (s PushSample) TickWait() time.Duration { return s.Admitted.Sub(s.PushReceived) }
+// Wake is the time from the kubelet receiving the push to the plugins
+// admitting the pod: waking the pod's worker and the plugin call.
+func (s PushSample) Wake() time.Duration { return s.Admitted.Sub(s.PushReceived) }
 
 // Start is the time from the kubelet admitting the pod to the watch
 // showing it Running: starting the pod.
 func (s PushSample) Start() time.Duration { return s.Running.Sub(s.Admitted) }
 
 // HoldThenPush measures one pod on its own: it closes the gate, creates a
-// pod labelled for it in namespace, waits until the pod is held, opens the
-// gate at a random instant within the next second (pushJitter) and waits
-// until the pod runs, at most bound after the gate opened. counter watches
-// namespace. The caller makes sure that no other pod starts meanwhile.
-func (c *Cluster) HoldThenPush(ctx context.Context, counter *PodCounter, g Gate, namespace, name string, bound time.Duration) (PushSample, error) {
+// pod of newPod labelled for it in namespace, waits until the pod is held,
+// opens the gate at a random instant within the next second (pushJitter)
+// and waits until the pod runs, at most bound after the gate opened.
+// counter watches namespace. The caller makes sure that no other pod
+// starts meanwhile.
+func (c *Cluster) HoldThenPush(ctx context.Context, counter *PodCounter, g Gate, newPod PodMaker, namespace, name string, bound time.Duration) (PushSample, error) {
 	s := PushSample{Pod: namespace + "/" + name}
 	if err := g.Close(); err != nil {
 		return s, err
 	}
 	s.Created = time.Now()
-	pod, err := c.Client.CoreV1().Pods(namespace).Create(ctx, c.NewPod(namespace, name, PluginLabels(g.Plugin)), metav1.CreateOptions{})
+	pod, err := c.Client.CoreV1().Pods(namespace).Create(ctx, newPod(namespace, name, PluginLabels(g.Plugin)), metav1.CreateOptions{})
 	if err != nil {
 		return s, err
 	}
@@ -185,12 +211,13 @@ func (c *Cluster) HoldThenPush(ctx context.Context, counter *PodCounter, g Gate,
 }
 
 // StartAlone is the reference for HoldThenPush: after the same pause, it
-// creates a pod no plugin looks at in namespace and returns the time from
-// just before the create call to the watch of counter showing it Running.
-func (c *Cluster) StartAlone(ctx context.Context, counter *PodCounter, namespace, name string, timeout time.Duration) (time.Duration, error) {
+// creates a pod of newPod that no plugin looks at in namespace and returns
+// the time from just before the create call to the watch of counter
+// showing it Running.
+func (c *Cluster) StartAlone(ctx context.Context, counter *PodCounter, newPod PodMaker, namespace, name string, timeout time.Duration) (time.Duration, error) {
 	time.Sleep(decisionSettle)
 	created := time.Now()
-	pod, err := c.Client.CoreV1().Pods(namespace).Create(ctx, c.NewPod(namespace, name, nil), metav1.CreateOptions{})
+	pod, err := c.Client.CoreV1().Pods(namespace).Create(ctx, newPod(namespace, name, nil), metav1.CreateOptions{})
 	if err != nil {
 		return 0, err
 	}
@@ -206,19 +233,33 @@ func (c *Cluster) StartAlone(ctx context.Context, counter *PodCounter, namespace
 	return running.Sub(created), nil
 }
 
-// AddKubeletTimes fills in PushReceived and Admitted of samples from the
-// kubelet's log (it runs with --v=2): the first re-evaluation request of
-// g's plugin that marked a pod, at or after the sample's gate opening, and
-// the line that says the plugins admitted the sample's pod. Samples whose
-// gates opened at once share the push.
+// AddKubeletTimes fills in PushReceived, Woken and Admitted of samples
+// from the kubelet's log (it runs with --v=2): the first re-evaluation
+// request of g's plugin that marked a pod, at or after the sample's gate
+// opening (or the wake, if the kubelet logged that first); the line that
+// says the push woke the sample's pod (cause=push); and the line that says
+// the plugins admitted it. Samples whose gates opened at once share the
+// push.
 func (c *Cluster) AddKubeletTimes(samples []PushSample, g Gate) error {
 	pushes, err := c.KubeletLogLines(`"Pod admission plugin asked for re-evaluation"`, `plugin="`+g.Plugin+`"`)
+	if err != nil {
+		return err
+	}
+	wakes, err := c.KubeletLogLines(`"Pod admission woke a held pod"`, `cause="push"`)
 	if err != nil {
 		return err
 	}
 	admissions, err := c.KubeletLogLines(`"Pod admission plugins admitted a blocked pod"`)
 	if err != nil {
 		return err
+	}
+	forPod := func(lines []KubeletLogLine, s *PushSample) time.Time {
+		for _, l := range lines {
+			if !l.Time.Before(s.Opened) && strings.Contains(l.Text, ` pod="`+s.Pod+`" `) {
+				return l.Time
+			}
+		}
+		return time.Time{}
 	}
 	var errs []error
 	for i := range samples {
@@ -229,20 +270,24 @@ func (c *Cluster) AddKubeletTimes(samples []PushSample, g Gate) error {
 				break
 			}
 		}
-		for _, l := range admissions {
-			if strings.Contains(l.Text, ` pod="`+s.Pod+`" `) {
-				s.Admitted = l.Time
-				break
-			}
+		s.Woken = forPod(wakes, s)
+		s.Admitted = forPod(admissions, s)
+		// The kubelet logs the request after it queued the wake, so the
+		// wake's line can come first: the push arrived by then.
+		if !s.Woken.IsZero() && s.Woken.Before(s.PushReceived) {
+			s.PushReceived = s.Woken
 		}
 		switch {
 		case s.PushReceived.IsZero():
 			errs = append(errs, fmt.Errorf("%s: the kubelet log has no re-evaluation request from %s after %s", s.Pod, g.Plugin, s.Opened.Format(time.StampMicro)))
+		case s.Woken.IsZero():
+			errs = append(errs, fmt.Errorf(`%s: the kubelet log does not say the push woke the pod ("Pod admission woke a held pod" with cause="push" after %s)`, s.Pod, s.Opened.Format(time.StampMicro)))
 		case s.Admitted.IsZero():
 			errs = append(errs, fmt.Errorf("%s: the kubelet log does not say it admitted the pod", s.Pod))
-		case s.Admitted.Before(s.PushReceived) || s.Running.Before(s.Admitted):
-			errs = append(errs, fmt.Errorf("%s: out of order: gate opened %s, push received %s, admitted %s, Running %s", s.Pod,
-				s.Opened.Format(time.StampMicro), s.PushReceived.Format(time.StampMicro), s.Admitted.Format(time.StampMicro), s.Running.Format(time.StampMicro)))
+		case s.Admitted.Before(s.Woken) || s.Running.Before(s.Admitted):
+			errs = append(errs, fmt.Errorf("%s: out of order: gate opened %s, push received %s, woken %s, admitted %s, Running %s", s.Pod,
+				s.Opened.Format(time.StampMicro), s.PushReceived.Format(time.StampMicro), s.Woken.Format(time.StampMicro),
+				s.Admitted.Format(time.StampMicro), s.Running.Format(time.StampMicro)))
 		}
 	}
 	return errors.Join(errs...)
@@ -287,18 +332,19 @@ func (c *Cluster) CheckPushed(samples []PushSample, g Gate, bound time.Duration)
 
 // MeasurePushes takes n samples of HoldThenPush, each followed by a
 // sample of StartAlone so that drift on a shared machine hits both alike,
-// in namespace, which counter watches. It then checks every push sample
-// with CheckPushed and breaks it down with AddKubeletTimes.
-func (c *Cluster) MeasurePushes(ctx context.Context, counter *PodCounter, g Gate, namespace string, n int, bound time.Duration) ([]PushSample, []time.Duration, error) {
+// with pods of newPod in namespace, which counter watches. It then checks
+// every push sample with CheckPushed and breaks it down with
+// AddKubeletTimes.
+func (c *Cluster) MeasurePushes(ctx context.Context, counter *PodCounter, g Gate, newPod PodMaker, namespace string, n int, bound time.Duration) ([]PushSample, []time.Duration, error) {
 	samples := make([]PushSample, 0, n)
 	reference := make([]time.Duration, 0, n)
 	for i := range n {
-		s, err := c.HoldThenPush(ctx, counter, g, namespace, fmt.Sprintf("pushed-%02d", i), bound)
+		s, err := c.HoldThenPush(ctx, counter, g, newPod, namespace, fmt.Sprintf("pushed-%02d", i), bound)
 		if err != nil {
 			return nil, nil, err
 		}
 		samples = append(samples, s)
-		d, err := c.StartAlone(ctx, counter, namespace, fmt.Sprintf("alone-%02d", i), bound)
+		d, err := c.StartAlone(ctx, counter, newPod, namespace, fmt.Sprintf("alone-%02d", i), bound)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -313,9 +359,10 @@ func (c *Cluster) MeasurePushes(ctx context.Context, counter *PodCounter, g Gate
 	return samples, reference, nil
 }
 
-// PushFigures records the figures of MeasurePushes: push to Running, its
-// parts, and the same start with no plugin.
-func (s *Suite) PushFigures(t testing.TB, samples []PushSample, reference []time.Duration) {
+// PushFigures records the figures of MeasurePushes, named after what
+// (e.g. "one pod", "one pod with volumes"): push to Running, its parts,
+// and the same start with no plugin.
+func (s *Suite) PushFigures(t testing.TB, what string, samples []PushSample, reference []time.Duration) {
 	t.Helper()
 	part := func(f func(PushSample) time.Duration) []time.Duration {
 		ds := make([]time.Duration, 0, len(samples))
@@ -325,14 +372,14 @@ func (s *Suite) PushFigures(t testing.TB, samples []PushSample, reference []time
 		return ds
 	}
 	pushToRunning := part(PushSample.PushToRunning)
-	s.Figure(t, "pods, one at a time", float64(len(samples)), "pods")
-	s.Duration(t, "one pod: push to Running p50", Percentile(pushToRunning, 50))
-	s.Duration(t, "one pod: push to Running p99", Percentile(pushToRunning, 99))
-	s.Duration(t, "one pod: push delivery p50 (plugin to kubelet)", Percentile(part(PushSample.Delivery), 50))
-	s.Duration(t, "one pod: wait for the sync tick p50", Percentile(part(PushSample.TickWait), 50))
-	s.Duration(t, "one pod: wait for the sync tick p99", Percentile(part(PushSample.TickWait), 99))
-	s.Duration(t, "one pod: admitted to Running p50", Percentile(part(PushSample.Start), 50))
-	s.Duration(t, "one pod: admitted to Running p99", Percentile(part(PushSample.Start), 99))
-	s.Duration(t, "one pod, reference: create to Running p50, no plugin", Percentile(reference, 50))
-	s.Duration(t, "one pod, reference: create to Running p99, no plugin", Percentile(reference, 99))
+	s.Figure(t, what+", one at a time", float64(len(samples)), "pods")
+	s.Duration(t, what+": push to Running p50", Percentile(pushToRunning, 50))
+	s.Duration(t, what+": push to Running p99", Percentile(pushToRunning, 99))
+	s.Duration(t, what+": push delivery p50 (plugin to kubelet)", Percentile(part(PushSample.Delivery), 50))
+	s.Duration(t, what+": wake p50 (push to admitted)", Percentile(part(PushSample.Wake), 50))
+	s.Duration(t, what+": wake p99 (push to admitted)", Percentile(part(PushSample.Wake), 99))
+	s.Duration(t, what+": admitted to Running p50", Percentile(part(PushSample.Start), 50))
+	s.Duration(t, what+": admitted to Running p99", Percentile(part(PushSample.Start), 99))
+	s.Duration(t, what+", reference: create to Running p50, no plugin", Percentile(reference, 50))
+	s.Duration(t, what+", reference: create to Running p99, no plugin", Percentile(reference, 99))
 }

@@ -22,7 +22,8 @@ import (
 // PodCounter watches a namespace and remembers every pod that ever
 // existed in it, however briefly: the measure of controller thrash is the
 // number of pods a controller created, not how many exist at the end. It
-// also notes when each pod was first seen Running, on the watch event.
+// also notes when each pod was first seen Running, on the watch event, and
+// keeps every state it saw, in order (History).
 //
 // It watches through an informer: on a busy machine the apiserver closes
 // watches whose client falls behind, and the informer resumes them from
@@ -32,6 +33,7 @@ type PodCounter struct {
 	pods    map[types.UID]*corev1.Pod
 	order   []types.UID
 	running map[types.UID]time.Time
+	history []PodObservation
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -102,10 +104,40 @@ func (c *PodCounter) observe(obj any) {
 	if _, seen := c.pods[p.UID]; !seen {
 		c.order = append(c.order, p.UID)
 	}
-	c.pods[p.UID] = p.DeepCopy()
+	now := time.Now()
+	copied := p.DeepCopy()
+	c.pods[p.UID] = copied
+	c.history = append(c.history, PodObservation{Time: now, Pod: copied})
 	if _, ok := c.running[p.UID]; !ok && PodRunning(p) {
-		c.running[p.UID] = time.Now()
+		c.running[p.UID] = now
 	}
+}
+
+// PodObservation is one state of a pod the watch showed, and when.
+type PodObservation struct {
+	Time time.Time
+	Pod  *corev1.Pod
+}
+
+// History is every state of every pod the watch showed, oldest first.
+// The pods are shared: do not modify them.
+func (c *PodCounter) History() []PodObservation {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]PodObservation(nil), c.history...)
+}
+
+// FirstSeen is when the watch first showed the pod with uid in a state
+// cond is true of.
+func (c *PodCounter) FirstSeen(uid types.UID, cond PodCondition) (time.Time, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, o := range c.history {
+		if o.Pod.UID == uid && cond(o.Pod) {
+			return o.Time, true
+		}
+	}
+	return time.Time{}, false
 }
 
 // RunningAt is when the watch first showed the pod with uid Running.

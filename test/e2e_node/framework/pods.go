@@ -19,8 +19,10 @@ import (
 
 // PodSpec is the spec of every test pod: one container of the runtime's
 // workload image, no service account token (so no projected volume and
-// no extra API traffic), no probes (the tests never dial a pod), and a
-// short grace period so that teardown is quick.
+// no extra API traffic), no probes (the tests never dial a pod), the
+// node's DNS configuration (the cluster runs no DNS service; with
+// ClusterFirst the kubelet would warn MissingClusterDNS on every pod), and
+// a short grace period so that teardown is quick.
 func (c *Cluster) PodSpec() corev1.PodSpec {
 	return corev1.PodSpec{
 		Containers: []corev1.Container{{
@@ -29,6 +31,7 @@ func (c *Cluster) PodSpec() corev1.PodSpec {
 			ImagePullPolicy: corev1.PullIfNotPresent,
 		}},
 		AutomountServiceAccountToken:  ptr.To(false),
+		DNSPolicy:                     corev1.DNSDefault,
 		TerminationGracePeriodSeconds: ptr.To[int64](1),
 		EnableServiceLinks:            ptr.To(false),
 	}

@@ -1,0 +1,25 @@
+//go:build e2e_node
+
+package framework
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+)
+
+// Kubectl runs kubectl, built from the same tree as the kubelet, against
+// the cluster with the admin's credentials, and returns its output.
+func (c *Cluster) Kubectl(ctx context.Context, args ...string) (string, error) {
+	if _, err := os.Stat(c.Binaries.Kubectl); err != nil {
+		return "", fmt.Errorf("kubectl (make test-e2e-node builds it): %w", err)
+	}
+	cmd := exec.CommandContext(ctx, c.Binaries.Kubectl, append([]string{"--kubeconfig=" + c.ControlPlane.AdminKubeconfig}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return string(out), nil
+}
