@@ -110,3 +110,6 @@ include cmd/cmd.mk
 
 # Node e2e suite, demo and its benchmarks.
 include test/e2e_node/e2e.mk
+
+# The Debian package and the install/rollback cycles of the release.
+include build/package.mk

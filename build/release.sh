@@ -3,7 +3,9 @@
 #   _output/release/kubelet-<version>-linux-amd64.tar.gz (+ .sha256)
 # holding the kubelet, its sha256, LICENSE, a systemd drop-in that enables
 # the feature gate, a sample plugin configuration with the plugin it names
-# (pod-security-plugin) and podadmctl to validate configurations on the node.
+# (pod-security-plugin), podadmctl to validate configurations on the node,
+# install.sh to install and roll back on images without dpkg, and
+# SHA256SUMS of every other file, which install.sh verifies.
 # The tarball is reproducible: fixed owner, mode and mtime
 # (SOURCE_DATE_EPOCH), sorted.
 
@@ -26,7 +28,8 @@ cp "${kubelet}" "${kubelet}.sha256" "${OUTPUT_DIR}/bin/podadmctl" "${stage}/"
 cp "${OUTPUT_DIR}/bin/pod-security-plugin" "${stage}/pod-admission-bin/"
 cp "${REPO_ROOT}/LICENSE" "${stage}/"
 cp "${sample}" "${stage}/pod-admission/"
-cp "${REPO_ROOT}/build/release/10-podadmission.conf" "${stage}/"
+cp "${REPO_ROOT}/build/release/10-podadmission.conf" "${REPO_ROOT}/build/release/install.sh" "${stage}/"
+(cd "${stage}" && find . -type f ! -name SHA256SUMS -printf '%P\n' | LC_ALL=C sort | xargs -d '\n' sha256sum >SHA256SUMS)
 
 tarball=${OUTPUT_DIR}/release/${name}.tar.gz
 tar --sort=name --owner=0 --group=0 --numeric-owner --mode='u+rw,go+r,go-w' \

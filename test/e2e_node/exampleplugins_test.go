@@ -45,10 +45,11 @@ const (
 	ackToRunningGoal = 1500 * time.Millisecond
 )
 
-// examplePluginBinary is the path of an example plugin built by make plugins.
+// examplePluginBinary is the path of an example plugin built by make
+// plugins, or installed (-e2e.plugins-dir).
 func examplePluginBinary(t *testing.T, name string) string {
 	t.Helper()
-	path := filepath.Join(suite.Cluster.Options.BinDir, name)
+	path := filepath.Join(suite.Cluster.Options.PluginsDir, name)
 	_, err := os.Stat(path)
 	require.NoError(t, err, "%s is built by make plugins", path)
 	return path

@@ -24,6 +24,9 @@ type Options struct {
 	Runtime string
 	// BinDir holds the binaries (see BinariesIn).
 	BinDir string
+	// PluginsDir holds the example plugins of cmd/: BinDir for a build,
+	// the node's plugin directory for an installed package.
+	PluginsDir string
 	// ArtifactsRoot is where the run's artifacts directory is created.
 	ArtifactsRoot string
 	// NodeName is the kubelet's node.

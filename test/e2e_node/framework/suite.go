@@ -23,6 +23,10 @@ var (
 	lockWaitFlag  = flag.Duration("e2e.lock-wait", 30*time.Minute, "how long to wait for another node e2e run on this machine to end")
 )
 
+// pluginsDirFlag is where the example plugins of cmd/ are: the build's bin
+// dir, or the directory a package installed them in.
+var pluginsDirFlag = flag.String("e2e.plugins-dir", envOr("E2E_PLUGINS_DIR", ""), "directory with the example plugin binaries of cmd/ (default: the -e2e.bin-dir)")
+
 func flagSet(name string) bool {
 	set := false
 	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
@@ -43,9 +47,16 @@ func OptionsFromFlags(kubelet KubeletOptions) (Options, error) {
 	if err != nil {
 		return Options{}, err
 	}
+	pluginsDir := binDir
+	if *pluginsDirFlag != "" {
+		if pluginsDir, err = filepath.Abs(*pluginsDirFlag); err != nil {
+			return Options{}, err
+		}
+	}
 	return Options{
 		Runtime:       *runtimeFlag,
 		BinDir:        binDir,
+		PluginsDir:    pluginsDir,
 		ArtifactsRoot: *artifactsFlag,
 		NodeName:      *nodeNameFlag,
 		Kubelet:       kubelet,
