@@ -1,34 +1,29 @@
 #!/usr/bin/env bash
 # Runs upstream's own tests of every package the series touches, inside the
-# patched tree: the series' new tests and, with the feature gate off (the
-# default), every upstream test of those packages unchanged.
+# patched tree of one minor (UPSTREAM, see lib.sh): the series' new tests
+# and, with the feature gate off (the default), every upstream test of those
+# packages unchanged; and upstream's check of the generated feature lists.
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "${REPO_ROOT}/build/deps.sh"
 
 [[ -d "${SRC_DIR}/.git" ]] || die "${SRC_DIR} does not exist; run make source first"
+require_buildable
+pristine=refs/tags/${UPSTREAM_VERSION}
 
-# Packages the series changes (kept in step with the patches: the check
-# below fails when a patch touches a package that is not listed).
-PACKAGES=(
-  ./pkg/features/
-  ./cmd/kubelet/app/options/
-  ./cmd/kubelet/app/
-  ./pkg/kubelet/lifecycle/
-  ./pkg/kubelet/
-)
-
-touched=$(git -C "${SRC_DIR}" diff --name-only "refs/tags/${UPSTREAM_VERSION}" HEAD -- '*.go' |
-  xargs -r -n1 dirname | sort -u)
-for dir in ${touched}; do
-  listed=0
-  for pkg in "${PACKAGES[@]}"; do
-    [[ "./${dir}/" == "${pkg}" ]] && listed=1
-  done
-  [[ "${listed}" == 1 ]] || die "the series changes ${dir} but build/test-patched.sh does not test it"
+# The packages the series changes, from the series itself. Each must have
+# upstream tests to run: a package without any is reported, not skipped.
+mapfile -t PACKAGES < <(git -C "${SRC_DIR}" diff --name-only "${pristine}" HEAD -- '*.go' |
+  xargs -r -n1 dirname | LC_ALL=C sort -u | sed 's#^#./#;s#$#/#')
+[[ ${#PACKAGES[@]} -gt 0 ]] || die "the series in ${SRC_DIR} changes no Go package"
+for pkg in "${PACKAGES[@]}"; do
+  compgen -G "${SRC_DIR}/${pkg}*_test.go" >/dev/null ||
+    die "the series changes ${pkg} but it has no tests to run there"
 done
 
 log "feature gate list (test/compatibility_lifecycle)"
 upstream_go run ./test/compatibility_lifecycle/main.go feature-gates verify >/dev/null
 
-log "go test ${PACKAGES[*]}"
+log "go test ${PACKAGES[*]} (${UPSTREAM_VERSION}, ${GO_TOOLCHAIN})"
 upstream_go test -count=1 "${PACKAGES[@]}"
+verify_no_drift "${SRC_DIR}" "${pristine}" "go test in the patched tree"
