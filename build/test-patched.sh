@@ -20,10 +20,21 @@ for pkg in "${PACKAGES[@]}"; do
   compgen -G "${SRC_DIR}/${pkg}*_test.go" >/dev/null ||
     die "the series changes ${pkg} but it has no tests to run there"
 done
+# Packages whose behaviour the series changes from the outside: soft
+# admission defers allocation, hides held pods from the volume manager and
+# adds a kubelet-owned pod condition the status manager merges.
+AFFECTED_PACKAGES=()
+for pkg in ./pkg/kubelet/allocation/ ./pkg/kubelet/status/ ./pkg/kubelet/volumemanager/...; do
+  if [[ -d "${SRC_DIR}/${pkg%...}" ]]; then
+    AFFECTED_PACKAGES+=("${pkg}")
+  else
+    log "${pkg} does not exist in ${UPSTREAM_VERSION}"
+  fi
+done
 
 log "feature gate list (test/compatibility_lifecycle)"
 upstream_go run ./test/compatibility_lifecycle/main.go feature-gates verify >/dev/null
 
-log "go test ${PACKAGES[*]} (${UPSTREAM_VERSION}, ${GO_TOOLCHAIN})"
-upstream_go test -count=1 "${PACKAGES[@]}"
+log "go test ${PACKAGES[*]} ${AFFECTED_PACKAGES[*]} (${UPSTREAM_VERSION}, ${GO_TOOLCHAIN})"
+upstream_go test -count=1 "${PACKAGES[@]}" "${AFFECTED_PACKAGES[@]}"
 verify_no_drift "${SRC_DIR}" "${pristine}" "go test in the patched tree"

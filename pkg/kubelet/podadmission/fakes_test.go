@@ -218,6 +218,19 @@ func newTestManager(t testing.TB, config string, setup func(*fakeFactory, *Optio
 	return tm
 }
 
+// due says whether SoftAdmit would call the plugins for pod now: it was
+// evaluated, is not decided, and its back-off expired or a re-evaluation
+// was asked for.
+func (tm *testManager) due(pod *v1.Pod) bool {
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	st, ok := tm.pods[pod.UID]
+	if !ok || st.admitted || st.terminal {
+		return false
+	}
+	return st.reevaluate || st.blocked && st.dueForEvaluation(tm.clock.Now())
+}
+
 // admit calls SoftAdmit for pod.
 func (tm *testManager) admit(pod *v1.Pod) (bool, string, string, bool) {
 	result, terminal := tm.SoftAdmit(context.Background(), &lifecycle.PodAdmitAttributes{Pod: pod})

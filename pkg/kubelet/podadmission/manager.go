@@ -49,6 +49,12 @@ type Options struct {
 	// Manager forgets every other pod. Optional: without it, state is kept
 	// for every pod ever seen.
 	ActivePods func() []*v1.Pod
+	// WakePod asks the kubelet to sync the pod with this UID now, so that
+	// its pod worker evaluates it again: a plugin pushed a re-evaluation,
+	// the configuration changed, or the pod's back-off expired. It must not
+	// block. Optional: without it, a held pod is evaluated again only when
+	// the kubelet syncs it on its own.
+	WakePod func(types.UID)
 	// Recorder records events on the node (configuration reloads) and on
 	// pods (ignored plugin failures). Optional.
 	Recorder record.EventRecorder
@@ -64,7 +70,8 @@ type Options struct {
 // Manager runs the pods the kubelet is about to start through the
 // configured plugins and holds the rejected ones Pending until they are
 // admitted. It implements the kubelet's per-pod soft admission stage
-// (SoftAdmit) and lifecycle.PodSyncLoopHandler (ShouldSync).
+// (SoftAdmit, a lifecycle.PodSoftAdmitHandler) and wakes held pods through
+// Options.WakePod when they are due again.
 type Manager struct {
 	opts    Options
 	clock   clock.WithTicker
@@ -80,13 +87,13 @@ type Manager struct {
 
 	mu   sync.Mutex
 	pods map[types.UID]*podState
+	// waker wakes held pods; nil until Start.
+	waker *podWaker
 
 	// runCtx is Start's context: plugin goroutines live as long as it.
 	runCtx  context.Context
 	started atomic.Bool
 }
-
-var _ lifecycle.PodSyncLoopHandler = &Manager{}
 
 // NewManager loads the configuration at opts.ConfigPath and creates its
 // plugins. An invalid configuration is an error that names the file and the
@@ -142,14 +149,20 @@ func loadConfigForNode(path, binDir string) (*Config, error) {
 }
 
 // Start starts the Manager's background work and returns: configuration
-// reloads, the plugins' re-evaluation requests, and forgetting pods that are
-// gone. When ctx is done it all stops and the plugins are closed.
+// reloads, the plugins' re-evaluation requests, waking held pods, and
+// forgetting pods that are gone. When ctx is done it all stops and the
+// plugins are closed.
 func (m *Manager) Start(ctx context.Context) {
 	if !m.started.CompareAndSwap(false, true) {
 		klog.FromContext(ctx).Error(nil, "Pod admission manager started twice; ignoring the second start")
 		return
 	}
 	m.runCtx = ctx
+	if m.opts.WakePod != nil {
+		m.mu.Lock()
+		m.waker = startPodWaker(ctx, m.clock, m.opts.WakePod)
+		m.mu.Unlock()
+	}
 	for _, p := range m.chain.Load().plugins {
 		m.watchReevaluations(ctx, p)
 	}
@@ -160,28 +173,16 @@ func (m *Manager) Start(ctx context.Context) {
 	go m.runGarbageCollection(ctx)
 }
 
-// ShouldSync says whether the kubelet should sync pod now: its back-off
-// expired, or a plugin or a reload asked for it to be evaluated again. It
-// only looks pod up; the kubelet calls it for every pod every second.
-func (m *Manager) ShouldSync(pod *v1.Pod) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	st, ok := m.pods[pod.UID]
-	if !ok || st.admitted || st.terminal {
-		return false
-	}
-	// A pod not blocked yet is due when its evaluation was interrupted or
-	// a re-evaluation was pushed while it ran.
-	return st.reevaluate || st.blocked && st.dueForEvaluation(m.clock.Now())
-}
-
 // SoftAdmit decides whether a pod that has not started may start. Admit
 // true is final: the pod is never evaluated again. Otherwise terminal says
 // whether the kubelet fails the pod (a Hard rejection, or a soft one past
 // its plugin's maxBlockedDuration) or keeps it Pending with the result's
-// reason and message. Until a blocked pod is due (ShouldSync) it returns the
-// last decision without calling plugins. Safe for concurrent use by
-// different pods; the kubelet never calls it concurrently for one pod.
+// reason and message. Until a blocked pod is due again it returns the last
+// decision without calling plugins; when it is due, the Manager wakes it
+// (Options.WakePod). A pod whose status has a PodAdmitted=False condition
+// (it was held before a kubelet restart) goes on being held from the
+// condition's lastTransitionTime. Safe for concurrent use by different
+// pods; the kubelet never calls it concurrently for one pod.
 func (m *Manager) SoftAdmit(ctx context.Context, attrs *lifecycle.PodAdmitAttributes) (lifecycle.PodAdmitResult, bool) {
 	pod := attrs.Pod
 	now := m.clock.Now()
@@ -189,7 +190,7 @@ func (m *Manager) SoftAdmit(ctx context.Context, attrs *lifecycle.PodAdmitAttrib
 	m.mu.Lock()
 	st, ok := m.pods[pod.UID]
 	if !ok {
-		st = &podState{attempts: map[string]int32{}}
+		st = newPodState(pod)
 		m.pods[pod.UID] = st
 	}
 	st.lastSeen = now
@@ -224,6 +225,7 @@ func (m *Manager) SoftAdmit(ctx context.Context, attrs *lifecycle.PodAdmitAttrib
 		// meantime is no decision. Evaluate again at the next sync.
 		m.mu.Lock()
 		st.reevaluate = true
+		m.waker.wakeAfter(pod.UID, st.pod, wakeInterrupted, 0)
 		m.mu.Unlock()
 		return lifecycle.PodAdmitResult{Reason: ReasonInterrupted, Message: fmt.Sprintf("Pod admission was interrupted (%v); the pod is evaluated again at its next sync", err)}, false
 	}
@@ -263,10 +265,12 @@ func (m *Manager) evaluate(ctx context.Context, req EvaluationRequest) (ChainRes
 func (m *Manager) admit(ctx context.Context, pod *v1.Pod, st *podState) {
 	if st.blocked {
 		blockedPods.Dec()
-		klog.FromContext(ctx).Info("Pod admission plugins admitted a blocked pod", "pod", klog.KObj(pod), "podUID", pod.UID,
-			"blockedFor", m.clock.Since(st.blockedSince), "blockedBy", st.blockedBy)
 	}
-	*st = podState{admitted: true, lastSeen: st.lastSeen}
+	if !st.heldSince.IsZero() {
+		klog.FromContext(ctx).Info("Pod admission plugins admitted a blocked pod", "pod", klog.KObj(pod), "podUID", pod.UID,
+			"blockedFor", m.clock.Since(st.heldSince), "blockedBy", st.blockedBy)
+	}
+	*st = podState{pod: st.pod, admitted: true, lastSeen: st.lastSeen}
 }
 
 // reject records a rejection of pod by decision d; m.mu is held.
@@ -274,24 +278,25 @@ func (m *Manager) reject(ctx context.Context, pod *v1.Pod, st *podState, d *Plug
 	logger := klog.FromContext(ctx)
 	now := m.clock.Now()
 	result := lifecycle.PodAdmitResult{Reason: d.PodReason(), Message: d.PodMessage()}
-	if !st.blocked {
-		st.blockedSince = now
+	if st.heldSince.IsZero() {
+		st.heldSince = now
 	}
+	heldFor := now.Sub(st.heldSince)
 
 	terminal := d.Plugin.RejectionMode == configv1alpha1.RejectionModeHard
 	maxBlocked := d.Plugin.MaxBlockedDuration
 	if !terminal && maxBlocked != nil {
-		if blockedFor := now.Sub(st.blockedSince); blockedFor >= maxBlocked.Duration {
+		if heldFor >= maxBlocked.Duration {
 			terminal = true
 			result.Message = fmt.Sprintf("%s (blocked for %s, longer than the plugin's maxBlockedDuration of %s)",
-				result.Message, blockedFor.Round(time.Second), maxBlocked.Duration)
+				result.Message, heldFor.Round(time.Second), maxBlocked.Duration)
 		}
 	}
 	if terminal {
 		if st.blocked {
 			blockedPods.Dec()
 		}
-		*st = podState{terminal: true, result: result, lastSeen: st.lastSeen}
+		*st = podState{pod: st.pod, terminal: true, result: result, lastSeen: st.lastSeen}
 		logger.Info("Pod admission rejected a pod for good", "pod", klog.KObj(pod), "podUID", pod.UID,
 			"plugin", d.Plugin.Name, "reason", result.Reason, "message", result.Message)
 		return result, true
@@ -301,21 +306,20 @@ func (m *Manager) reject(ctx context.Context, pod *v1.Pod, st *podState, d *Plug
 		st.blocked = true
 		blockedPods.Inc()
 	}
-	st.rejections++
-	delay := retryDelay(st.rejections, d.RetryAfter)
-	st.nextEvaluation = now.Add(delay)
+	st.nextEvaluation = now.Add(retryDelay(heldFor, d.RetryAfter))
 	if maxBlocked != nil {
 		// Evaluate again no later than the escalation deadline, so the pod
 		// fails on time even when the back-off is longer.
-		if deadline := st.blockedSince.Add(maxBlocked.Duration); deadline.Before(st.nextEvaluation) {
+		if deadline := st.heldSince.Add(maxBlocked.Duration); deadline.Before(st.nextEvaluation) {
 			st.nextEvaluation = deadline
 		}
 	}
+	m.waker.wakeAfter(pod.UID, st.pod, wakeBackoff, st.nextEvaluation.Sub(now))
 	st.blockedBy = d.Plugin.Name
 	st.result = result
 	logger.V(2).Info("Pod admission holds a pod Pending", "pod", klog.KObj(pod), "podUID", pod.UID,
-		"plugin", d.Plugin.Name, "reason", result.Reason, "rejections", st.rejections,
-		"nextEvaluation", st.nextEvaluation.Sub(now), "blockedFor", now.Sub(st.blockedSince))
+		"plugin", d.Plugin.Name, "reason", result.Reason,
+		"nextEvaluation", st.nextEvaluation.Sub(now), "blockedFor", heldFor)
 	return result, false
 }
 

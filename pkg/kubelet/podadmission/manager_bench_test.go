@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/kubernetes/pkg/kubelet/lifecycle"
 )
 
-// The kubelet calls ShouldSync for every pod about every second, and
-// SoftAdmit at every sync of a pod that has not started; both must be cheap
-// when no plugin is called.
+// The kubelet calls SoftAdmit at every sync of a pod it has not admitted
+// yet; it must be cheap when no plugin is called. A plugin's push costs a
+// map lookup per pod it names and a queue insertion per pod it wakes.
 
 func benchmarkManager(b *testing.B, pods int) (*testManager, []*lifecycle.PodAdmitAttributes) {
 	tm := newTestManager(b, pluginsYAML(execPlugin("a")), func(f *fakeFactory, _ *Options) {
@@ -24,11 +25,24 @@ func benchmarkManager(b *testing.B, pods int) (*testManager, []*lifecycle.PodAdm
 	return tm, attrs
 }
 
-func BenchmarkShouldSync(b *testing.B) {
-	tm, attrs := benchmarkManager(b, 110)
+func BenchmarkReevaluateUnknownPods(b *testing.B) {
+	tm, _ := benchmarkManager(b, 110)
+	ctx := context.Background()
+	unknown := Reevaluation{PodUIDs: []types.UID{"unknown-1", "unknown-2", "unknown-3"}}
 	b.ResetTimer()
-	for i := 0; b.Loop(); i++ {
-		tm.ShouldSync(attrs[i%len(attrs)].Pod)
+	for b.Loop() {
+		tm.reevaluate(ctx, "a", unknown)
+	}
+}
+
+func BenchmarkReevaluateAllFlood(b *testing.B) {
+	tm, _ := benchmarkManager(b, 110)
+	tm.Start(b.Context())
+	ctx := context.Background()
+	b.ResetTimer()
+	for b.Loop() {
+		// Every pod is marked by the first push; the rest wake nothing.
+		tm.reevaluate(ctx, "a", Reevaluation{All: true})
 	}
 }
 

@@ -45,13 +45,19 @@ type processTest struct {
 	manager *podadmission.Manager
 	clock   *clocktesting.FakeClock
 	binDir  string
+	// wakes receives the pods the Manager asks the kubelet to sync.
+	wakes chan types.UID
 }
 
 // newProcessTest installs the test plugin in a bin dir under each name in
 // binaries and starts a Manager for config (plugins only).
 func newProcessTest(t *testing.T, plugins string, binaries ...string) *processTest {
 	t.Helper()
-	pt := &processTest{clock: clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), binDir: trustedDir(t, "bin")}
+	pt := &processTest{
+		clock:  clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)),
+		binDir: trustedDir(t, "bin"),
+		wakes:  make(chan types.UID, 100),
+	}
 	for _, name := range binaries {
 		pt.install(t, name)
 	}
@@ -63,6 +69,7 @@ func newProcessTest(t *testing.T, plugins string, binaries ...string) *processTe
 		NodeName:   "node-1",
 		NewPlugin:  transports.New,
 		Clock:      pt.clock,
+		WakePod:    func(uid types.UID) { pt.wakes <- uid },
 	})
 	require.NoError(t, err)
 	m.Start(t.Context())
@@ -74,6 +81,20 @@ func (pt *processTest) install(t *testing.T, name string) {
 	t.Helper()
 	_, err := build.Install(pt.binDir, name)
 	require.NoError(t, err)
+}
+
+// woken says whether the Manager asked the kubelet to sync pod since the
+// last call, draining the wakes.
+func (pt *processTest) woken(pod *v1.Pod) bool {
+	woken := false
+	for {
+		select {
+		case uid := <-pt.wakes:
+			woken = woken || uid == pod.UID
+		default:
+			return woken
+		}
+	}
 }
 
 func (pt *processTest) admit(pod *v1.Pod) (lifecycle.PodAdmitResult, bool) {
@@ -145,7 +166,7 @@ func TestMissingExecBinaryBlocksUntilInstalled(t *testing.T) {
 
 	pt.install(t, "late")
 	pt.clock.Step(time.Second)
-	require.True(t, pt.manager.ShouldSync(pod))
+	require.Eventually(t, func() bool { return pt.woken(pod) }, 10*time.Second, time.Millisecond, "woken when its back-off expires")
 	result, _ = pt.admit(pod)
 	assert.True(t, result.Admit)
 }
@@ -192,17 +213,17 @@ func TestGRPCPushedReevaluationAdmitsWithoutWaitingForTheBackoff(t *testing.T) {
 	// The plugin asks for every pod again when its watch stream connects,
 	// which may be before or after the first evaluation; let that settle.
 	time.Sleep(500 * time.Millisecond)
-	if pt.manager.ShouldSync(pod) {
+	if pt.woken(pod) {
 		result, _ = pt.admit(pod)
 		require.False(t, result.Admit)
 	}
-	require.Never(t, func() bool { return pt.manager.ShouldSync(pod) }, 200*time.Millisecond, 5*time.Millisecond)
+	require.Never(t, func() bool { return pt.woken(pod) }, 200*time.Millisecond, 5*time.Millisecond)
 
-	// The fake clock never moves: only the plugin's push can make the pod due.
+	// The fake clock never moves: only the plugin's push can wake the pod.
 	require.NoError(t, os.WriteFile(decision, []byte("allow\n"), 0o644))
 	pushed := time.Now()
-	require.Eventually(t, func() bool { return pt.manager.ShouldSync(pod) }, 10*time.Second, 5*time.Millisecond)
-	t.Logf("push to ShouldSync: %s", time.Since(pushed))
+	require.Eventually(t, func() bool { return pt.woken(pod) }, 10*time.Second, time.Millisecond)
+	t.Logf("push to wake: %s", time.Since(pushed))
 	result, _ = pt.admit(pod)
 	assert.True(t, result.Admit)
 }

@@ -84,7 +84,7 @@ func TestAdmissionIsSticky(t *testing.T) {
 		tm.clock.Step(time.Hour)
 		admitted, _, _, _ = tm.admit(pod)
 		assert.True(t, admitted)
-		assert.False(t, tm.ShouldSync(pod))
+		assert.False(t, tm.due(pod))
 	}
 	assert.Equal(t, 1, plugin.calls(), "an admitted pod is never evaluated again")
 }
@@ -96,13 +96,13 @@ func TestSoftRejectionHoldsThePodUntilItsBackoffExpires(t *testing.T) {
 	pod := testPod("web")
 	plugin := tm.factory.plugin(t, "quota")
 
-	assert.False(t, tm.ShouldSync(pod), "an unknown pod is synced by the kubelet anyway")
+	assert.False(t, tm.due(pod), "an unknown pod is synced by the kubelet anyway")
 	admitted, reason, message, terminal := tm.admit(pod)
 	assert.False(t, admitted)
 	assert.False(t, terminal)
 	assert.Equal(t, "OverQuota", reason)
 	assert.Equal(t, `Pod admission plugin "quota" rejected the pod: team-a has no GPU quota left`, message)
-	assert.False(t, tm.ShouldSync(pod))
+	assert.False(t, tm.due(pod))
 
 	// Syncs before the back-off expired get the same answer without a call.
 	tm.clock.Step(initialBackoff - time.Millisecond)
@@ -114,15 +114,15 @@ func TestSoftRejectionHoldsThePodUntilItsBackoffExpires(t *testing.T) {
 		assert.Equal(t, `Pod admission plugin "quota" rejected the pod: team-a has no GPU quota left`, message)
 	}
 	assert.Equal(t, 1, plugin.calls())
-	assert.False(t, tm.ShouldSync(pod))
+	assert.False(t, tm.due(pod))
 
 	tm.clock.Step(time.Millisecond)
-	assert.True(t, tm.ShouldSync(pod))
+	assert.True(t, tm.due(pod))
 	plugin.setDecide(allow())
 	admitted, _, _, _ = tm.admit(pod)
 	assert.True(t, admitted)
 	assert.Equal(t, 2, plugin.calls())
-	assert.False(t, tm.ShouldSync(pod))
+	assert.False(t, tm.due(pod))
 	assert.Equal(t, int32(2), plugin.lastRequest().Attempt)
 }
 
@@ -138,9 +138,9 @@ func TestBackoffGrowsToItsCap(t *testing.T) {
 	for i, delay := range want {
 		delay *= time.Second
 		tm.clock.Step(delay - time.Millisecond)
-		require.False(t, tm.ShouldSync(pod), "rejection %d: due before %s", i+1, delay)
+		require.False(t, tm.due(pod), "rejection %d: due before %s", i+1, delay)
 		tm.clock.Step(time.Millisecond)
-		require.True(t, tm.ShouldSync(pod), "rejection %d: not due after %s", i+1, delay)
+		require.True(t, tm.due(pod), "rejection %d: not due after %s", i+1, delay)
 		admitted, _, _, _ = tm.admit(pod)
 		require.False(t, admitted)
 	}
@@ -150,11 +150,13 @@ func TestBackoffGrowsToItsCap(t *testing.T) {
 }
 
 func TestBackoffValues(t *testing.T) {
-	assert.Equal(t, time.Second, backoff(1))
-	assert.Equal(t, 2*time.Second, backoff(2))
-	assert.Equal(t, 64*time.Second, backoff(7))
-	assert.Equal(t, 2*time.Minute, backoff(8))
-	assert.Equal(t, 2*time.Minute, backoff(1000), "no overflow")
+	assert.Equal(t, time.Second, backoff(0), "first rejection")
+	assert.Equal(t, 2*time.Second, backoff(time.Second))
+	assert.Equal(t, 4*time.Second, backoff(3*time.Second))
+	assert.Equal(t, 64*time.Second, backoff(63*time.Second))
+	assert.Equal(t, 2*time.Minute, backoff(127*time.Second))
+	assert.Equal(t, 2*time.Minute, backoff(1000*time.Hour), "capped")
+	assert.Equal(t, time.Second, backoff(-time.Hour), "a hold that began after now (clock skew) starts over")
 }
 
 func TestRetryAfterSecondsReplacesTheBackoff(t *testing.T) {
@@ -163,7 +165,7 @@ func TestRetryAfterSecondsReplacesTheBackoff(t *testing.T) {
 		wait    time.Duration
 	}{
 		"longer than the back-off":  {seconds: 30, wait: 30 * time.Second},
-		"retry at once":             {seconds: 0, wait: 0},
+		"0 means the back-off":      {seconds: 0, wait: 2 * time.Minute},
 		"capped at ten minutes":     {seconds: 86400, wait: 10 * time.Minute},
 		"shorter than the back-off": {seconds: 1, wait: time.Second},
 	} {
@@ -178,12 +180,10 @@ func TestRetryAfterSecondsReplacesTheBackoff(t *testing.T) {
 				admitted, _, _, _ := tm.admit(pod)
 				require.False(t, admitted)
 			}
-			if tc.wait > 0 {
-				tm.clock.Step(tc.wait - time.Millisecond)
-				assert.False(t, tm.ShouldSync(pod))
-				tm.clock.Step(time.Millisecond)
-			}
-			assert.True(t, tm.ShouldSync(pod))
+			tm.clock.Step(tc.wait - time.Millisecond)
+			assert.False(t, tm.due(pod))
+			tm.clock.Step(time.Millisecond)
+			assert.True(t, tm.due(pod))
 		})
 	}
 }
@@ -199,7 +199,7 @@ func TestHardRejectionIsTerminal(t *testing.T) {
 	assert.Equal(t, "Forbidden", reason)
 	assert.Equal(t, `Pod admission plugin "a" rejected the pod: privileged pods are not allowed on this node`, message)
 	assert.Equal(t, 0.0, blockedPodsValue(t))
-	assert.False(t, tm.ShouldSync(pod))
+	assert.False(t, tm.due(pod))
 
 	// The kubelet may sync the pod again before it fails it.
 	tm.clock.Step(time.Hour)
@@ -250,15 +250,15 @@ func TestEscalationAfterMaxBlockedDuration(t *testing.T) {
 	// past the deadline, so the pod is due at 10s exactly.
 	for _, step := range []time.Duration{0, 1, 2, 4} {
 		tm.clock.Step(step * time.Second)
-		require.True(t, step == 0 || tm.ShouldSync(pod))
+		require.True(t, step == 0 || tm.due(pod))
 		admitted, _, _, terminal := tm.admit(pod)
 		require.False(t, admitted)
 		require.False(t, terminal)
 	}
 	tm.clock.Step(3*time.Second - time.Millisecond)
-	assert.False(t, tm.ShouldSync(pod))
+	assert.False(t, tm.due(pod))
 	tm.clock.Step(time.Millisecond)
-	assert.True(t, tm.ShouldSync(pod))
+	assert.True(t, tm.due(pod))
 	assert.Equal(t, 1.0, blockedPodsValue(t))
 
 	admitted, reason, message, terminal := tm.admit(pod)
@@ -267,7 +267,7 @@ func TestEscalationAfterMaxBlockedDuration(t *testing.T) {
 	assert.Equal(t, "NoCapacity", reason)
 	assert.Equal(t, `Pod admission plugin "a" rejected the pod: no device free (blocked for 10s, longer than the plugin's maxBlockedDuration of 10s)`, message)
 	assert.Equal(t, 0.0, blockedPodsValue(t))
-	assert.False(t, tm.ShouldSync(pod))
+	assert.False(t, tm.due(pod))
 }
 
 func TestEscalationCountsFromTheFirstRejection(t *testing.T) {
@@ -306,12 +306,12 @@ func TestPushedReevaluation(t *testing.T) {
 	}
 	admitted, _, _, _ = tm.admit(other)
 	require.False(t, admitted)
-	require.False(t, tm.ShouldSync(waiting))
+	require.False(t, tm.due(waiting))
 
 	plugin.reevaluations <- Reevaluation{PodUIDs: []types.UID{waiting.UID, "unknown-uid", admittedPod.UID}}
-	require.Eventually(t, func() bool { return tm.ShouldSync(waiting) }, 5*time.Second, time.Millisecond)
-	assert.False(t, tm.ShouldSync(other))
-	assert.False(t, tm.ShouldSync(admittedPod))
+	require.Eventually(t, func() bool { return tm.due(waiting) }, 5*time.Second, time.Millisecond)
+	assert.False(t, tm.due(other))
+	assert.False(t, tm.due(admittedPod))
 
 	plugin.setDecide(allow())
 	calls := plugin.calls()
@@ -320,8 +320,8 @@ func TestPushedReevaluation(t *testing.T) {
 	assert.Equal(t, calls+1, plugin.calls())
 
 	plugin.reevaluations <- Reevaluation{All: true}
-	require.Eventually(t, func() bool { return tm.ShouldSync(other) }, 5*time.Second, time.Millisecond)
-	assert.False(t, tm.ShouldSync(admittedPod))
+	require.Eventually(t, func() bool { return tm.due(other) }, 5*time.Second, time.Millisecond)
+	assert.False(t, tm.due(admittedPod))
 }
 
 func TestReevaluationPushedDuringAnEvaluationIsKept(t *testing.T) {
@@ -344,7 +344,7 @@ func TestReevaluationPushedDuringAnEvaluationIsKept(t *testing.T) {
 	admitted, _, _, _ := tm.admit(pod)
 	<-pushed
 	require.False(t, admitted)
-	assert.True(t, tm.ShouldSync(pod), "due at once, not after its back-off")
+	assert.True(t, tm.due(pod), "due at once, not after its back-off")
 }
 
 func TestConfigurationChangeReevaluatesBlockedPods(t *testing.T) {
@@ -358,7 +358,7 @@ func TestConfigurationChangeReevaluatesBlockedPods(t *testing.T) {
 
 	writeConfig(t, tm.file, pluginsYAML(execPlugin("b")))
 	tm.reload(t.Context())
-	assert.True(t, tm.ShouldSync(pod))
+	assert.True(t, tm.due(pod))
 	admitted, _, _, _ = tm.admit(pod)
 	assert.True(t, admitted)
 	assert.Eventually(t, tm.factory.plugin(t, "a").isClosed, 5*time.Second, time.Millisecond, "the removed plugin is closed")
@@ -390,7 +390,7 @@ func TestGarbageCollection(t *testing.T) {
 	assert.Contains(t, tm.pods, kept.UID)
 	tm.mu.Unlock()
 	assert.Equal(t, 1.0, blockedPodsValue(t))
-	assert.False(t, tm.ShouldSync(gone))
+	assert.False(t, tm.due(gone))
 }
 
 func TestGarbageCollectionKeepsPodsSeenAfterTheListing(t *testing.T) {
@@ -461,7 +461,7 @@ func TestInterruptedEvaluationDecidesNothing(t *testing.T) {
 	assert.Equal(t, "PodAdmissionInterrupted", result.Reason)
 	assert.Equal(t, "Pod admission was interrupted (context canceled); the pod is evaluated again at its next sync", result.Message)
 	assert.Empty(t, tm.recorder.Events)
-	assert.True(t, tm.ShouldSync(pod), "evaluated again at the next sync")
+	assert.True(t, tm.due(pod), "evaluated again at the next sync")
 
 	plugin.setDecide(allow())
 	admitted, _, _, _ := tm.admit(pod)

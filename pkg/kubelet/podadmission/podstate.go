@@ -3,15 +3,19 @@ package podadmission
 import (
 	"time"
 
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/kubelet/lifecycle"
+
+	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
 )
 
 const (
-	// initialBackoff is the wait before the first re-evaluation of a
-	// blocked pod; it doubles with every rejection in a row.
+	// initialBackoff is the wait before the first re-evaluation of a held
+	// pod.
 	initialBackoff = time.Second
-	// maxBackoff caps the back-off: a blocked pod is evaluated at least
-	// every two minutes, without flooding plugins with calls.
+	// maxBackoff caps the back-off: a held pod is evaluated at least every
+	// two minutes, without flooding plugins with calls.
 	maxBackoff = 2 * time.Minute
 	// maxRetryAfter caps a plugin's retryAfterSeconds hint, so that a wrong
 	// hint cannot park a pod for days. A GRPC plugin can still ask for an
@@ -20,8 +24,13 @@ const (
 )
 
 // podState is what the Manager remembers about one pod it has seen in
-// SoftAdmit, until the pod is gone from the kubelet.
+// SoftAdmit, until the pod is gone from the kubelet. What must survive a
+// kubelet restart (when the hold began, that the pod was admitted) is in
+// the pod's PodAdmitted condition, which the kubelet writes; a new Manager
+// starts from it.
 type podState struct {
+	// pod names the pod in log lines.
+	pod klog.ObjectRef
 	// admitted is sticky: the pod is never evaluated again.
 	admitted bool
 	// terminal: the pod was rejected for good and the kubelet fails it.
@@ -29,25 +38,40 @@ type podState struct {
 	// result is the decision for a blocked or terminal pod, returned
 	// without calling plugins until nextEvaluation.
 	result lifecycle.PodAdmitResult
-	// blocked: the pod is held Pending by a soft rejection.
+	// blocked: this Manager holds the pod Pending after a soft rejection
+	// (and counts it in the blocked pods gauge).
 	blocked bool
-	// blockedSince is the first soft rejection of this blocking spell;
-	// maxBlockedDuration counts from it.
-	blockedSince time.Time
+	// heldSince is when the hold began: the pod's first soft rejection, or
+	// the lastTransitionTime of the PodAdmitted=False condition the pod had
+	// when this Manager first saw it (the hold began before a kubelet
+	// restart). The back-off and maxBlockedDuration count from it. Zero
+	// while the pod was never held.
+	heldSince time.Time
 	// blockedBy names the plugin whose rejection holds the pod.
 	blockedBy string
-	// rejections counts soft rejections in a row; the back-off grows with it.
-	rejections int
 	// nextEvaluation is when the back-off of a blocked pod expires.
 	nextEvaluation time.Time
 	// reevaluate asks for an evaluation before nextEvaluation: a plugin
-	// pushed a re-evaluation or the configuration changed.
+	// pushed a re-evaluation, the configuration changed, or an evaluation
+	// was interrupted.
 	reevaluate bool
-	// attempts counts the calls to each plugin for this pod.
+	// attempts counts the calls to each plugin for this pod by this
+	// Manager.
 	attempts map[string]int32
 	// lastSeen is the last SoftAdmit of the pod, so that garbage collection
 	// never drops the state of a pod admitted after ActivePods was listed.
 	lastSeen time.Time
+}
+
+// newPodState is the state of a pod this Manager sees for the first time.
+// A pod the kubelet held before it restarted carries a PodAdmitted=False
+// condition; its hold goes on from the condition's lastTransitionTime.
+func newPodState(pod *v1.Pod) *podState {
+	st := &podState{pod: klog.KObj(pod), attempts: map[string]int32{}}
+	if c := podadmissionv1alpha1.PodAdmittedCondition(&pod.Status); c != nil && c.Status == v1.ConditionFalse {
+		st.heldSince = c.LastTransitionTime.Time
+	}
+	return st
 }
 
 // dueForEvaluation says whether a blocked pod's back-off has expired or a
@@ -56,21 +80,21 @@ func (s *podState) dueForEvaluation(now time.Time) bool {
 	return s.reevaluate || !now.Before(s.nextEvaluation)
 }
 
-// backoff is the wait after the n-th soft rejection in a row (n >= 1):
-// initialBackoff doubling up to maxBackoff.
-func backoff(n int) time.Duration {
-	d := initialBackoff
-	for i := 1; i < n && d < maxBackoff; i++ {
-		d *= 2
-	}
-	return min(d, maxBackoff)
+// backoff is the wait before evaluating a pod held for heldFor again:
+// heldFor plus initialBackoff, at most maxBackoff. Evaluations thus come at
+// 0 s, 1 s, 3 s, 7 s, 15 s ... into the hold, each wait twice the one
+// before (1 s, 2 s, 4 s, ...) up to the cap, and the schedule depends on
+// nothing but when the hold began, which a kubelet restart does not change.
+func backoff(heldFor time.Duration) time.Duration {
+	return min(max(heldFor, 0)+initialBackoff, maxBackoff)
 }
 
-// retryDelay is the wait before the next evaluation after the n-th soft
-// rejection in a row: the plugin's hint if it gave one, else the back-off.
-func retryDelay(n int, retryAfter *time.Duration) time.Duration {
-	if retryAfter != nil {
+// retryDelay is the wait before the next evaluation of a pod held for
+// heldFor: the plugin's retryAfterSeconds hint if it gave a positive one
+// (capped), else the back-off; a hint of 0 asks for the back-off.
+func retryDelay(heldFor time.Duration, retryAfter *time.Duration) time.Duration {
+	if retryAfter != nil && *retryAfter > 0 {
 		return min(*retryAfter, maxRetryAfter)
 	}
-	return backoff(n)
+	return backoff(heldFor)
 }
