@@ -6,7 +6,8 @@
 #
 # It reconstructs the pristine tree of TO (_output/1-MM/src/kubernetes),
 # replays FROM's patches on it with git am -3, and exports the result to
-# patches/1-MM/: the patches, SERIES_VERSION and the facts file (UPSTREAM).
+# patches/1-MM/: the patches, SERIES_VERSION and the facts file (UPSTREAM);
+# README.md's table of maintained minors follows.
 # On the way it
 #   - sets the feature gate's versioned spec (and the gate patch's message)
 #     to TO's minor, in the patch text before it is applied;
@@ -23,6 +24,9 @@
 # It stops where a human is needed (a conflict, a resolution that no longer
 # applies, code that does not compile on TO), naming the file, the hunk and
 # the command to continue: fix the tree, then run the same make rebase again.
+# Fixes found after it finished (e.g. on a TO that cannot be compiled here)
+# are committed with git commit --fixup in TO's tree; the same make rebase
+# then squashes them in and exports again.
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 source "${REPO_ROOT}/build/am.sh"
@@ -467,14 +471,14 @@ resume() {
 # compile_check: the packages the series touches build and vet in TO's
 # tree, with this module staged.
 compile_check() {
-  if [[ -n "${PROXY_BLOCKED}" ]]; then
-    log "not compiled: ${TO} cannot be built here (the proxy refuses ${PROXY_BLOCKED})"
-    return 0
-  fi
-  if [[ -n "$(git_tree log --format=%s "refs/tags/${TO}..HEAD" | grep -E '^(fixup|squash|amend)! ')" ]]; then
+  if grep -qE '^(fixup|squash|amend)! ' <<<"$(git_tree log --format=%s "refs/tags/${TO}..HEAD")"; then
     log "squashing the fixup commits"
     GIT_SEQUENCE_EDITOR=: GIT_EDITOR=: git_tree rebase -q -i --autosquash --committer-date-is-author-date "refs/tags/${TO}" >&2 ||
       stop_for_human "error: git rebase --autosquash stopped (above)" "finish it with git rebase --continue"
+  fi
+  if [[ -n "${PROXY_BLOCKED}" ]]; then
+    log "not compiled: ${TO} cannot be built here (the proxy refuses ${PROXY_BLOCKED}); review the series in $(rel "${TREE}") (git log ${TO}..), commit fixes with git commit --fixup=<commit> and run ${COMMAND} again"
+    return 0
   fi
   to_env "${REPO_ROOT}/build/source.sh" stage >/dev/null
   local pkgs
@@ -549,6 +553,18 @@ record_resolutions() {
 
 # ---------------------------------------------------------------------------
 
+# Fixup commits on top of the series a rebase just exported: squash them in
+# and export again, with the same state.
+if [[ ! -d "${STATE}" && -d "${STATE}-done" && "$(cat "${STATE}-done/command")" == "${COMMAND}" ]] &&
+  [[ -f "${TREE}/.git/podadmission-series" ]]; then
+  exported=$(cut -d' ' -f1 "${TREE}/.git/podadmission-series")
+  if [[ "$(git_tree rev-parse HEAD)" != "${exported}" ]] && git_tree merge-base --is-ancestor "${exported}" HEAD &&
+    ! grep -qvE '^(fixup|squash|amend)! ' <<<"$(git_tree log --format=%s "${exported}..HEAD")"; then
+    log "squashing the fixup commits on top of the exported series into it"
+    mv "${STATE}-done" "${STATE}"
+  fi
+fi
+
 if [[ ! -d "${STATE}" ]]; then
   # A new rebase: FROM's tree for the merge bases, TO's facts and pristine
   # tree, and a snapshot of FROM's series.
@@ -599,7 +615,10 @@ for name in $(cat "${STATE}/series"); do
 done
 compile_check
 export_series
-rm -rf "${STATE}"
+# Kept so that fixup commits made after the export can be squashed in.
+rm -rf "${STATE}-done"
+mv "${STATE}" "${STATE}-done"
+"${REPO_ROOT}/build/minors-table.sh" --write
 to_env "${REPO_ROOT}/build/verify-patches.sh"
 log "patches/${TO_MINOR}: $(ls "${TO_DIR}"/*.patch | wc -l) patches on ${TO}, revision $(cat "${TO_DIR}/SERIES_VERSION")"
 git -C "${REPO_ROOT}" status --short -- "$(rel "${TO_DIR}")" >&2

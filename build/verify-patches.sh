@@ -5,7 +5,8 @@
 #   - every patch header has the fields README.md asks for;
 #   - the feature gate's versioned spec and its entry in the generated
 #     versioned feature list name the series' minor;
-#   - the series changes no dependency version upstream pins (build/deps.sh).
+#   - the series changes no dependency version upstream pins (build/deps.sh);
+# and that README.md's table of maintained minors says what the facts say.
 # Leaves _output/1-NN/src/kubernetes alone.
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -17,6 +18,7 @@ if [[ "${1:-}" != --one ]]; then
   for m in ${minors:-$(all_minors)}; do
     UPSTREAM=${m} "${BASH_SOURCE[0]}" --one
   done
+  "${REPO_ROOT}/build/minors-table.sh" --check
   exit 0
 fi
 
