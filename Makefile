@@ -114,8 +114,14 @@ verify: ## gofmt, go vet, generated code up to date.
 
 ##@ Tests
 
+# What CI runs, in this order (.ci/run times each step).
+TEST_STEPS := verify verify-patches test-build test-unit test-fuzz test-patched test-e2e-node test-other-minors
 .PHONY: test
-test: verify verify-patches test-build test-unit test-fuzz test-patched test-e2e-node test-other-minors ## Everything CI runs.
+test: $(TEST_STEPS) ## Everything CI runs.
+
+.PHONY: test-steps
+test-steps:
+	@echo $(TEST_STEPS)
 
 .PHONY: test-build
 test-build: ## Tests of the build scripts (the dependency drift check).
