@@ -19,6 +19,8 @@ export_patches "${SRC_DIR}" "refs/tags/${UPSTREAM_VERSION}" "${SERIES_DIR}"
 
 # The tree now is the series: record it, so make source knows it applied it.
 echo "$("${git[@]}" rev-parse HEAD) $(series_hash)" >"${SRC_DIR}/.git/podadmission-series"
+# The tree changed behind make's back: its binaries are out of date.
+rm -f "${MINOR_OUTPUT_DIR}/stamps/source"
 
 count=$(series_patches | wc -l)
 log "exported ${count} patches to ${SERIES_DIR#"${REPO_ROOT}"/}"

@@ -512,6 +512,8 @@ export_series() {
   fi
   echo "${version}" >"${TO_DIR}/SERIES_VERSION"
   echo "$(git_tree rev-parse HEAD) ${now}" >"${TREE}/.git/podadmission-series"
+  # The tree changed behind make's back: its binaries are out of date.
+  rm -f "${OUTPUT_DIR}/${TO_MINOR}/stamps/source"
 }
 
 # record_resolutions: for every patch, what the final commit changed after
