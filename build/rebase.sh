@@ -271,8 +271,22 @@ apply_gomod_ops() {
   git -C "${dir}" add go.mod
 }
 
+# from_series_objects: FROM's series applied once in a scratch worktree of
+# FROM's pristine tree, so that its repository has every blob the patches'
+# index lines name (a patch's preimage may be an earlier patch's result).
+from_series_objects() {
+  local from_tree=${OUTPUT_DIR}/${FROM}/src/kubernetes scratch=${OUTPUT_DIR}/${FROM}/rebase-from patch
+  git -C "${from_tree}" worktree remove --force "${scratch}" >/dev/null 2>&1 || rm -rf "${scratch}"
+  git -C "${from_tree}" worktree prune
+  git -C "${from_tree}" worktree add -q --detach "${scratch}" "refs/tags/$(sed -n 's/^version=//p' "${PATCHES_DIR}/${FROM}/UPSTREAM")"
+  for patch in "${STATE}"/from/*.patch; do
+    am_one "${scratch}" "${patch}" || die "patches/${FROM} does not apply on its own upstream (make verify-patches UPSTREAM=${FROM})"
+  done
+  git -C "${from_tree}" worktree remove --force "${scratch}"
+}
+
 # copy_preimages PATCH: the blobs PATCH's index lines name, from FROM's
-# pristine tree, so that git am -3 can merge.
+# tree, so that git am -3 can merge.
 copy_preimages() {
   local from_tree=${OUTPUT_DIR}/${FROM}/src/kubernetes blob
   for blob in $(sed -n 's/^index \([0-9a-f]\{40\}\)\.\.[0-9a-f]\{40\}.*/\1/p' "$1" | sort -u); do
@@ -594,6 +608,7 @@ if [[ ! -d "${STATE}" ]]; then
     basename "${p}"
   done >"${STATE}/series"
   [[ -s "${STATE}/series" ]] || die "patches/${FROM} has no patches"
+  from_series_objects
   git_tree checkout -q -B podadmission "refs/tags/${TO}"
   rm -f "${TREE}/.git/podadmission-series"
   log "replaying $(wc -l <"${STATE}/series") patches of patches/${FROM} on ${TO} ($(rel "${TREE}"))"
