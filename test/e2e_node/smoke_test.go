@@ -3,6 +3,7 @@
 package e2enode
 
 import (
+	"context"
 	"os/exec"
 	"strings"
 	"sync"
@@ -37,23 +38,32 @@ var (
 	smokeErr  error
 )
 
-// useSmokeKubelet installs the smoke plugin, a gate on a decision file that
-// asks to be retried every second, then runs the kubelet with opts.
+// useSmokeKubelet runs the kubelet with opts and installs the smoke plugin,
+// a gate on a decision file that asks to be retried every second.
 func useSmokeKubelet(t *testing.T, opts framework.KubeletOptions) {
 	t.Helper()
 	c := suite.Cluster
+	usePluginKubelet(t, opts)
+	installed := false
 	smokeOnce.Do(func() {
+		installed = true
 		if smokeErr = framework.SetDecision(smokeDecisionFile(), "deny "+reasonSmokeHeld+" the e2e smoke gate is closed"); smokeErr != nil {
 			return
 		}
 		plugin := execPlugin(pluginSmoke, "--decision-file="+smokeDecisionFile(), "--retry-after=1s")
-		if smokeErr = c.WritePluginConfig("80-smoke.yaml", plugin); smokeErr != nil {
+		if smokeErr = c.InstallExecPlugin(pluginSmoke); smokeErr != nil {
 			return
 		}
-		smokeErr = c.InstallExecPlugin(pluginSmoke)
+		smokeErr = c.WritePluginConfig("80-smoke.yaml", plugin)
 	})
 	require.NoError(t, smokeErr, "installing the smoke plugin")
-	usePluginKubelet(t, opts)
+	if installed && opts.PodAdmission {
+		// The kubelet already ran with plugins (in the whole suite): start it
+		// again with the smoke plugin loaded rather than wait for its reload.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		require.NoError(t, c.RestartKubelet(ctx, opts), "restarting the kubelet with the smoke plugin")
+	}
 }
 
 func smokeDecisionFile() string { return suite.Cluster.PluginFile(pluginSmoke + ".decision") }
