@@ -140,12 +140,13 @@ test-patched: source ## Upstream unit tests of the packages the series touches, 
 	UPSTREAM=$(MINOR) build/test-patched.sh
 
 # The default minor runs the whole node e2e suite (test-e2e-node); every
-# other minor that builds here is built, tested in its tree and runs the
-# e2e smoke against the default minor's control plane.
+# other minor that builds here is built, tested in its tree (the packages
+# the series changes) and runs the e2e smoke against the default minor's
+# control plane.
 .PHONY: test-other-minors
-test-other-minors: ## Every other buildable minor: kubelet, test-patched, node e2e smoke.
+test-other-minors: ## Every other buildable minor: kubelet, test-patched (series packages), node e2e smoke.
 	@for m in $(filter-out $(DEFAULT_MINOR),$(BUILDABLE_MINORS)); do \
-		$(MAKE) --no-print-directory kubelet test-patched test-e2e-node-smoke UPSTREAM=$$m || exit 1; \
+		$(MAKE) --no-print-directory kubelet test-patched test-e2e-node-smoke UPSTREAM=$$m TEST_PATCHED_SCOPE=series || exit 1; \
 	done
 
 ##@ Benchmarks (each rewrites its own section of BENCHMARKS.md)
