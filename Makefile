@@ -7,8 +7,10 @@ SHELL := /usr/bin/env bash -o pipefail
 .DEFAULT_GOAL := kubelet
 
 OUTPUT := _output
+# This module's binaries (podadmctl, plugins, the e2e harness) and the
+# default minor's kubelet and control plane (links to _output/1-NN/bin).
 BIN := $(OUTPUT)/bin
-STAMPS := $(OUTPUT)/stamps
+DEFAULT_BIN := $(OUTPUT)/bin
 
 # Tests run with the race detector; fuzzers each get this long in `make test`.
 FUZZTIME ?= 20s
@@ -16,51 +18,89 @@ FUZZTIME ?= 20s
 # Upstream binaries the node e2e cluster needs, built from the same tree.
 E2E_UPSTREAM_BINARIES := kube-apiserver kube-controller-manager kube-scheduler
 
+# The maintained minors, one series each in patches/1-NN (its facts in
+# patches/1-NN/UPSTREAM). UPSTREAM=v1.36.3 (or UPSTREAM=1-36) selects one for
+# every target; the default is the newest minor that builds here. Each minor
+# has its own output tree, _output/1-NN/ (src/kubernetes, stamps, bin).
+MINORS := $(shell build/minor.sh list)
+BUILDABLE_MINORS := $(shell build/minor.sh buildable)
+DEFAULT_MINOR := $(shell build/minor.sh default)
+MINOR := $(shell build/minor.sh $(UPSTREAM))
+ifeq ($(MINOR),)
+$(error UPSTREAM=$(UPSTREAM) names no maintained minor (see above))
+endif
+MINOR_BIN := $(OUTPUT)/$(MINOR)/bin
+MINOR_STAMPS := $(OUTPUT)/$(MINOR)/stamps
+# The kubelet the node e2e targets run.
+E2E_KUBELET := $(MINOR_BIN)/kubelet
+# cmd.mk stamps the binaries in _output/bin with the default minor's version.
+STAMPS := $(OUTPUT)/$(DEFAULT_MINOR)/stamps
+
+BUILD_SCRIPTS := build/kubelet.sh build/lib.sh build/deps.sh
+
 .PHONY: help
 help: ## Show this help.
-	@grep -hE '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | sort | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
+	@grep -hE '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | sort | awk -F':.*## ' '{printf "  %-22s %s\n", $$1, $$2}'
+	@echo "  Minors: $(MINORS) (buildable here: $(BUILDABLE_MINORS); default $(DEFAULT_MINOR)); UPSTREAM=v1.NN.P or 1-NN selects one."
 
 ##@ Upstream tree and the patch series
 
-# build/source.sh is idempotent and cheap when nothing changed; it touches the
-# stamp only when it changed the tree, so binaries rebuild only then.
-$(STAMPS)/source: FORCE
-	@mkdir -p $(STAMPS)
-	@if [[ -n "$$(build/source.sh)" || ! -f $@ ]]; then touch $@; fi
+# The rules of one minor's tree and binaries. build/source.sh is idempotent
+# and cheap when nothing changed; it touches the stamp only when it changed
+# the tree, so binaries rebuild only then.
+define minor_rules
+$(OUTPUT)/$(1)/stamps/source: FORCE
+	@mkdir -p $$(@D)
+	@if [[ -n "$$$$(UPSTREAM=$(1) build/source.sh)" || ! -f $$@ ]]; then touch $$@; fi
+
+$(OUTPUT)/$(1)/stamps/version: FORCE
+	@mkdir -p $$(@D)
+	@UPSTREAM=$(1) build/version.sh ldflags >$$@.tmp
+	@if cmp -s $$@.tmp $$@; then rm $$@.tmp; else mv $$@.tmp $$@; fi
+
+$(addprefix $(OUTPUT)/$(1)/bin/,kubelet $(E2E_UPSTREAM_BINARIES)): $(OUTPUT)/$(1)/bin/%: $(OUTPUT)/$(1)/stamps/source $(OUTPUT)/$(1)/stamps/version $(BUILD_SCRIPTS)
+	UPSTREAM=$(1) build/kubelet.sh ./cmd/$$* $$@
+endef
+$(foreach m,$(MINORS),$(eval $(call minor_rules,$(m))))
+
+# The default minor's kubelet and control plane in _output/bin, where the
+# README, the node e2e suite and the demo find them.
+$(addprefix $(DEFAULT_BIN)/,kubelet $(E2E_UPSTREAM_BINARIES)): $(DEFAULT_BIN)/%: $(OUTPUT)/$(DEFAULT_MINOR)/bin/%
+	@mkdir -p $(@D)
+	@ln -f $< $@ && ln -f $<.sha256 $@.sha256
 
 .PHONY: source
-source: $(STAMPS)/source ## Reconstruct upstream in _output/src/kubernetes and apply the series.
+source: $(MINOR_STAMPS)/source ## Reconstruct upstream in _output/1-NN/src/kubernetes and apply the series.
 
 .PHONY: patches
-patches: ## Export the commits on top of the upstream tag back to patches/.
-	build/patches.sh
+patches: ## Export the commits on top of the upstream tag back to patches/1-NN/.
+	UPSTREAM=$(MINOR) build/patches.sh
 
 .PHONY: verify-patches
-verify-patches: ## Apply the series with git am on pristine upstream.
+verify-patches: ## Apply every series (or UPSTREAM's) with git am on its pristine upstream; headers, gate version, no drift.
 	build/verify-patches.sh
+
+# make rebase FROM=1-37 TO=v1.36.3: port a series to another upstream
+# release; run it again to continue after resolving a conflict.
+.PHONY: rebase
+rebase: ## Port the series FROM=1-NN to TO=v1.MM.P into patches/1-MM (git am -3; stops for a human on conflicts).
+	@[[ -n "$(FROM)" && -n "$(TO)" ]] || { echo "usage: make rebase FROM=1-37 TO=v1.36.3 (ABORT=1 to give up a stopped one)" >&2; exit 2; }
+	build/rebase.sh $(if $(ABORT),--abort) $(FROM) $(TO)
 
 ##@ Binaries
 
-$(STAMPS)/version: FORCE
-	@mkdir -p $(STAMPS)
-	@build/version.sh ldflags >$@.tmp
-	@if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi
-
-$(BIN)/kubelet: $(STAMPS)/source $(STAMPS)/version build/kubelet.sh build/lib.sh
-	build/kubelet.sh ./cmd/kubelet $@
-
 .PHONY: kubelet
-kubelet: $(BIN)/kubelet ## Build the drop-in kubelet (_output/bin/kubelet and .sha256).
-
-$(addprefix $(BIN)/,$(E2E_UPSTREAM_BINARIES)): $(BIN)/%: $(STAMPS)/source $(STAMPS)/version build/kubelet.sh build/lib.sh
-	build/kubelet.sh ./cmd/$* $@
+kubelet: $(MINOR_BIN)/kubelet $(if $(filter $(MINOR),$(DEFAULT_MINOR)),$(DEFAULT_BIN)/kubelet) ## Build the drop-in kubelet (_output/1-NN/bin/kubelet; the default minor's also in _output/bin).
 
 .PHONY: e2e-binaries
-e2e-binaries: $(addprefix $(BIN)/,$(E2E_UPSTREAM_BINARIES)) ## Build the upstream control plane for the node e2e cluster.
+e2e-binaries: $(addprefix $(DEFAULT_BIN)/,$(E2E_UPSTREAM_BINARIES)) ## Build the default minor's control plane for the node e2e cluster.
 
+# One tarball per minor: _output/release/kubelet-<upstream>+podadmission.<N>-linux-amd64.tar.gz,
+# with podadmctl and the plugin stamped with the same version.
 .PHONY: release
-release: kubelet cmd ## Package the kubelet (with podadmctl and pod-security-plugin) for node images in _output/release.
-	build/release.sh
+release: kubelet ## Package UPSTREAM's kubelet (with podadmctl and pod-security-plugin) for node images in _output/release.
+	@$(MAKE) --no-print-directory $(MINOR_BIN)/podadmctl $(MINOR_BIN)/pod-security-plugin BIN=$(MINOR_BIN) STAMPS=$(MINOR_STAMPS)
+	UPSTREAM=$(MINOR) build/release.sh
 
 ##@ Development
 
@@ -74,8 +114,18 @@ verify: ## gofmt, go vet, generated code up to date.
 
 ##@ Tests
 
+# What CI runs, in this order (.ci/run times each step).
+TEST_STEPS := verify verify-patches test-build test-unit test-fuzz test-patched test-e2e-node test-other-minors test-packages
 .PHONY: test
-test: verify verify-patches test-unit test-fuzz test-patched test-e2e-node ## Everything CI runs.
+test: $(TEST_STEPS) ## Everything CI runs.
+
+.PHONY: test-steps
+test-steps:
+	@echo $(TEST_STEPS)
+
+.PHONY: test-build
+test-build: ## Tests of the build scripts (the dependency drift check).
+	build/deps_test.sh
 
 .PHONY: test-unit
 test-unit: ## Unit tests of this module with the race detector.
@@ -87,7 +137,17 @@ test-fuzz: ## Run every fuzzer for FUZZTIME.
 
 .PHONY: test-patched
 test-patched: source ## Upstream unit tests of the packages the series touches, in the patched tree.
-	build/test-patched.sh
+	UPSTREAM=$(MINOR) build/test-patched.sh
+
+# The default minor runs the whole node e2e suite (test-e2e-node); every
+# other minor that builds here is built, tested in its tree (the packages
+# the series changes) and runs the e2e smoke against the default minor's
+# control plane.
+.PHONY: test-other-minors
+test-other-minors: ## Every other buildable minor: kubelet, test-patched (series packages), node e2e smoke.
+	@for m in $(filter-out $(DEFAULT_MINOR),$(BUILDABLE_MINORS)); do \
+		$(MAKE) --no-print-directory kubelet test-patched test-e2e-node-smoke UPSTREAM=$$m TEST_PATCHED_SCOPE=series || exit 1; \
+	done
 
 ##@ Benchmarks (each rewrites its own section of BENCHMARKS.md)
 
@@ -99,8 +159,8 @@ bench-transports: ## One admission through Exec and GRPC plugins next to a no-pl
 	build/bench-transports.sh | build/bench-section.sh transports
 
 .PHONY: bench-build
-bench-build: source ## Cold/warm kubelet build time, size next to vanilla, reproducibility.
-	build/bench-build.sh
+bench-build: source ## UPSTREAM's cold/warm kubelet build time, size next to vanilla, reproducibility.
+	UPSTREAM=$(MINOR) build/bench-build.sh
 
 .PHONY: FORCE
 FORCE:

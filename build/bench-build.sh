@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
-# Measures the drop-in kubelet build, side by side in one run, and writes the
-# "build" section of BENCHMARKS.md:
+# Measures the drop-in kubelet build of one minor (UPSTREAM, see lib.sh),
+# side by side in one run, and writes its "build-1-NN" section of
+# BENCHMARKS.md:
 #   - cold build: an empty Go build cache (modules already downloaded);
 #   - warm rebuild after a change in pkg/ (what a developer waits for);
 #   - no-op `make kubelet` when nothing changed;
-#   - binary size next to a vanilla v1.37.2 kubelet built with the same flags;
+#   - binary size next to a vanilla kubelet of the same upstream release,
+#     built with the same flags and Go;
 #   - reproducibility: the cold and the warm build must be byte-identical.
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "${REPO_ROOT}"
 
-work=${OUTPUT_DIR}/bench-build
+work=${MINOR_OUTPUT_DIR}/bench-build
 rm -rf "${work}"
 mkdir -p "${work}"
 
@@ -25,9 +27,11 @@ export KUBE_GIT_COMMIT=$(git rev-parse HEAD)
 export SOURCE_DATE_EPOCH=$(build/version.sh epoch)
 KUBE_GIT_TREE_STATE=$(build/version.sh ldflags | sed -n "s/.*component-base\/version.gitTreeState=\([a-z]*\)'.*/\1/p")
 export KUBE_GIT_TREE_STATE
+export UPSTREAM=${MINOR}
 make kubelet >&2
 sha() { cut -d' ' -f1 <"$1.sha256"; }
 
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 log "cold build (empty GOCACHE)"
 cold_cache=$(mktemp -d)
 cold=$(GOCACHE=${cold_cache} seconds build/kubelet.sh ./cmd/kubelet "${work}/kubelet-cold")
@@ -57,10 +61,10 @@ else
   reproducible="DIFFERENT: cold $(sha "${work}/kubelet-cold"), warm $(sha "${work}/kubelet-warm")"
 fi
 
-build/bench-section.sh build <<EOF2
-## Building the drop-in kubelet
+build/bench-section.sh "build-${MINOR}" <<EOF2
+## Building the drop-in kubelet: ${KUBE_GIT_VERSION}
 
-Command: \`make bench-build\` ($(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(go version | cut -d' ' -f3), load before the run: $(cut -d' ' -f1-3 /proc/loadavg); $(date -u +%Y-%m-%d)).
+Command: \`make bench-build UPSTREAM=${UPSTREAM_VERSION}\` ($(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), ${GO_TOOLCHAIN}, load before the run: ${load_before}; $(date -u +%Y-%m-%d)).
 
 | What | Measured | Goal |
 |---|---|---|

@@ -19,5 +19,3 @@ test-packages: deb e2e-binaries e2e-node-binaries e2e-host-deps ## Build the .de
 	@build/host-deps.sh lintian=lintian shellcheck=shellcheck
 	BIN_DIR=$(BIN) E2E_RUNTIME=$(E2E_RUNTIME) E2E_ARTIFACTS=$(E2E_ARTIFACTS) build/deb/test-cycle.sh $(DEB_DIR)
 
-# make test runs the cycles last.
-test: test-packages

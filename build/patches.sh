@@ -3,8 +3,7 @@
 # back to the series directory, one NNNN-<subject>.patch file per commit.
 #
 # This is how the series is edited: change the tree, commit (or fixup and
-# rebase), then run make patches. Headers that change on every export (the
-# commit id in the From line, the git version signature) are left out, so a
+# rebase), then run make patches (UPSTREAM=... for another minor). A
 # re-export of unchanged commits leaves the series byte for byte unchanged.
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -16,20 +15,13 @@ if [[ -n "$("${git[@]}" status --porcelain --untracked-files=normal)" ]]; then
   die "${SRC_DIR} has uncommitted changes; commit them first (git -C ${SRC_DIR#"${REPO_ROOT}"/} status)"
 fi
 
-tmp=$(mktemp -d)
-trap 'rm -rf "${tmp}"' EXIT
-"${git[@]}" format-patch --quiet --zero-commit --no-signature --no-numbered \
-  --full-index --output-directory "${tmp}" "refs/tags/${UPSTREAM_VERSION}..HEAD"
-
-find "${SERIES_DIR}" -maxdepth 1 -name '*.patch' -delete
-cp "${tmp}"/*.patch "${SERIES_DIR}/" 2>/dev/null || true
+export_patches "${SRC_DIR}" "refs/tags/${UPSTREAM_VERSION}" "${SERIES_DIR}"
 
 # The tree now is the series: record it, so make source knows it applied it.
-hash=$(for p in $(find "${SERIES_DIR}" -maxdepth 1 -name '*.patch' | LC_ALL=C sort); do
-  echo "$(basename "${p}") $(sha256sum <"${p}")"
-done | sha256sum | cut -d' ' -f1)
-echo "$("${git[@]}" rev-parse HEAD) ${hash}" >"${SRC_DIR}/.git/podadmission-series"
+echo "$("${git[@]}" rev-parse HEAD) $(series_hash)" >"${SRC_DIR}/.git/podadmission-series"
+# The tree changed behind make's back: its binaries are out of date.
+rm -f "${MINOR_OUTPUT_DIR}/stamps/source"
 
-count=$(find "${SERIES_DIR}" -maxdepth 1 -name '*.patch' | wc -l)
+count=$(series_patches | wc -l)
 log "exported ${count} patches to ${SERIES_DIR#"${REPO_ROOT}"/}"
 git -C "${REPO_ROOT}" status --short -- "${SERIES_DIR}"

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Packages the drop-in kubelet for node images:
-#   _output/release/kubelet-<version>-linux-amd64.tar.gz (+ .sha256)
+# Packages the drop-in kubelet of one minor (UPSTREAM, see lib.sh) for node
+# images, one tarball per minor:
+#   _output/release/kubelet-<upstream>+podadmission.<N>-linux-amd64.tar.gz (+ .sha256)
 # holding the kubelet, its sha256, LICENSE, a systemd drop-in that enables
 # the feature gate, a sample plugin configuration with the plugin it names
-# (pod-security-plugin), podadmctl to validate configurations on the node,
+# (pod-security-plugin), podadmctl to validate configurations on the node
+# (both stamped with the kubelet's version; make release builds them),
 # install.sh to install and roll back on images without dpkg, and
 # SHA256SUMS of every other file, which install.sh verifies.
 # The tarball is reproducible: fixed owner, mode and mtime
@@ -11,29 +13,37 @@
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-kubelet=${OUTPUT_DIR}/bin/kubelet
-for bin in kubelet podadmctl pod-security-plugin; do
-  [[ -x "${OUTPUT_DIR}/bin/${bin}" ]] || die "${OUTPUT_DIR}/bin/${bin} does not exist; run make kubelet cmd first"
-done
-sample=${REPO_ROOT}/examples/pod-admission/10-pod-security.yaml
-[[ -f "${sample}" ]] || die "${sample} does not exist"
+bin=${MINOR_BIN_DIR}
+# What the tarball ships, SOURCE:PATH-IN-THE-TARBALL; add a line to ship more.
+SHIP=(
+  "${bin}/kubelet:kubelet"
+  "${bin}/kubelet.sha256:kubelet.sha256"
+  "${bin}/podadmctl:podadmctl"
+  "${bin}/pod-security-plugin:pod-admission-bin/pod-security-plugin"
+  "${REPO_ROOT}/LICENSE:LICENSE"
+  "${REPO_ROOT}/examples/pod-admission/10-pod-security.yaml:pod-admission/10-pod-security.yaml"
+  "${REPO_ROOT}/build/release/10-podadmission.conf:10-podadmission.conf"
+  "${REPO_ROOT}/build/release/install.sh:install.sh"
+)
 
-version=$("${REPO_ROOT}/build/version.sh" version)
+for entry in "${SHIP[@]}"; do
+  [[ -f "${entry%%:*}" ]] || die "${entry%%:*} does not exist; run make release UPSTREAM=${UPSTREAM_VERSION}"
+done
+
 epoch=$("${REPO_ROOT}/build/version.sh" epoch)
-name=kubelet-${version}-linux-amd64
-stage=${OUTPUT_DIR}/release/${name}
+name=kubelet-${KUBE_GIT_VERSION}-linux-amd64
+release=${OUTPUT_DIR}/release
+stage=${release}/${name}
 rm -rf "${stage}"
-mkdir -p "${stage}/pod-admission" "${stage}/pod-admission-bin"
-cp "${kubelet}" "${kubelet}.sha256" "${OUTPUT_DIR}/bin/podadmctl" "${stage}/"
-cp "${OUTPUT_DIR}/bin/pod-security-plugin" "${stage}/pod-admission-bin/"
-cp "${REPO_ROOT}/LICENSE" "${stage}/"
-cp "${sample}" "${stage}/pod-admission/"
-cp "${REPO_ROOT}/build/release/10-podadmission.conf" "${REPO_ROOT}/build/release/install.sh" "${stage}/"
+for entry in "${SHIP[@]}"; do
+  mkdir -p "$(dirname "${stage}/${entry#*:}")"
+  cp "${entry%%:*}" "${stage}/${entry#*:}"
+done
 (cd "${stage}" && find . -type f ! -name SHA256SUMS -printf '%P\n' | LC_ALL=C sort | xargs -d '\n' sha256sum >SHA256SUMS)
 
-tarball=${OUTPUT_DIR}/release/${name}.tar.gz
+tarball=${release}/${name}.tar.gz
 tar --sort=name --owner=0 --group=0 --numeric-owner --mode='u+rw,go+r,go-w' \
-  --mtime="@${epoch}" -C "${OUTPUT_DIR}/release" -cf - "${name}" | gzip -n -9 >"${tarball}"
+  --mtime="@${epoch}" -C "${release}" -cf - "${name}" | gzip -n -9 >"${tarball}"
 rm -rf "${stage}"
-(cd "${OUTPUT_DIR}/release" && sha256sum "${name}.tar.gz" >"${name}.tar.gz.sha256")
+(cd "${release}" && sha256sum "${name}.tar.gz" >"${name}.tar.gz.sha256")
 cat "${tarball}.sha256"

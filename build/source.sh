@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Reconstructs the upstream Kubernetes tree from the Go module proxy, applies
-# the patch series on top of it and stages this module's packages into it.
+# Reconstructs the upstream Kubernetes tree of one minor from the Go module
+# proxy in _output/1-NN/src/kubernetes, applies the minor's patch series on
+# top of it and stages this module's packages into it.
 #
 #   build/source.sh            pristine tree (once), series, staged packages
 #   build/source.sh pristine   only the pristine tree
+#   build/source.sh stage      only the staged packages (make rebase)
+#   UPSTREAM=v1.36.3 build/source.sh   another minor (see lib.sh)
 #
 # The tree is a git repository whose first commit, tagged with the upstream
 # version, is the pristine tree; every patch is one commit on top of it. The
@@ -16,25 +19,10 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 APPLIED_RECORD=${SRC_DIR}/.git/podadmission-series
 
-# module_dir MODULE VERSION: downloads MODULE@VERSION through the proxy and
-# prints its directory in the module cache.
-module_dir() {
-  local json
-  json=$(cd /tmp && GOFLAGS=-mod=mod go mod download -json "$1@$2" 2>&1) || true
-  local err
-  err=$(sed -n 's/^[[:space:]]*"Error": "\(.*\)",\{0,1\}$/\1/p' <<<"${json}" | head -n1)
-  local dir
-  dir=$(sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p' <<<"${json}")
-  if [[ -n "${err}" || -z "${dir}" ]]; then
-    die "cannot download $1@$2 through GOPROXY=$(go env GOPROXY): ${err:-$(tail -n1 <<<"${json}")}"
-  fi
-  echo "${dir}"
-}
-
 # module_time MODULE VERSION: the publication time the proxy records for it.
 module_time() {
   local info
-  info=$(cd /tmp && go mod download -json "$1@$2" | sed -n 's/^[[:space:]]*"Info": "\(.*\)",\{0,1\}$/\1/p')
+  info=$(cd /tmp && GOFLAGS=-mod=mod GOTOOLCHAIN=${GO_TOOLCHAIN} go mod download -json "$1@$2" | sed -n 's/^[[:space:]]*"Info": "\(.*\)",\{0,1\}$/\1/p')
   sed -n 's/.*"Time":"\([^"]*\)".*/\1/p' "${info}"
 }
 
@@ -46,18 +34,11 @@ is_unserved() {
   return 1
 }
 
-# staging_modules TREE: the names of the staging modules the tree's go.mod
-# replaces with ./staging/src/k8s.io/<name>.
-staging_modules() {
-  sed -n 's#^[[:space:]]*k8s\.io/\([a-z0-9-]*\) => \./staging/src/k8s\.io/.*#\1#p' "$1/go.mod"
-}
-
 # require_staging_at_v0 TREE GOMOD...: rewrites requirements of staging
 # modules at the release version to upstream's own form, v0.0.0 (the tree's
 # main go.mod replaces them with ./staging). The proxy serves staging
-# modules with the go.mod the publishing bot wrote, and this module's go.mod
-# requires them at the release version too; left alone, either makes every
-# build in the tree rewrite the main go.mod.
+# modules with the go.mod the publishing bot wrote; left alone, that makes
+# every build in the tree rewrite the main go.mod.
 require_staging_at_v0() {
   local names
   names=$(staging_modules "$1" | paste -sd'|')
@@ -65,8 +46,21 @@ require_staging_at_v0() {
   sed -i -E "s#^(require)?([[:space:]]*k8s\.io/(${names})) ${STAGING_VERSION//./\\.}( // indirect)?\$#\1\2 v0.0.0\4#" "$@"
 }
 
+is_tree_of() { # is_tree_of DIR VERSION
+  [[ -d "$1/.git" ]] && git -C "$1" rev-parse -q --verify "refs/tags/$2" >/dev/null
+}
+
 make_pristine() {
-  if [[ -d "${SRC_DIR}/.git" ]] && git -C "${SRC_DIR}" rev-parse -q --verify "refs/tags/${UPSTREAM_VERSION}" >/dev/null; then
+  # Before trees were kept per minor, the one tree was _output/src/kubernetes.
+  local old=${OUTPUT_DIR}/src/kubernetes
+  if [[ ! -e "${SRC_DIR}" && "${old}" != "${SRC_DIR}" ]] && is_tree_of "${old}" "${UPSTREAM_VERSION}"; then
+    log "moving the ${UPSTREAM_VERSION} tree from ${old#"${REPO_ROOT}"/} to ${SRC_DIR#"${REPO_ROOT}"/}"
+    mkdir -p "$(dirname "${SRC_DIR}")"
+    mv "${old}" "${SRC_DIR}"
+    git -C "${SRC_DIR}" worktree prune
+    rmdir "${OUTPUT_DIR}/src" 2>/dev/null || true
+  fi
+  if is_tree_of "${SRC_DIR}" "${UPSTREAM_VERSION}"; then
     return 0
   fi
   if [[ -e "${SRC_DIR}" ]]; then
@@ -86,14 +80,22 @@ make_pristine() {
   local staging
   staging=$(staging_modules "${tmp}")
   [[ -n "${staging}" ]] || die "${kube_dir}/go.mod names no staging modules"
-  local name
+  local name dir left_out=()
   for name in ${staging}; do
-    is_unserved "${name}" && continue
-    local dir
-    dir=$(module_dir "k8s.io/${name}" "${STAGING_VERSION}")
+    if is_unserved "${name}"; then
+      # Listed as unserved: left out, unless the proxy serves it now.
+      if ! dir=$( (module_dir "k8s.io/${name}" "${STAGING_VERSION}") 2>/dev/null); then
+        left_out+=("${name}")
+        continue
+      fi
+      log "k8s.io/${name}@${STAGING_VERSION} is served now although ${FACTS_FILE#"${REPO_ROOT}"/} lists it as unserved: it is in the tree"
+    else
+      dir=$(module_dir "k8s.io/${name}" "${STAGING_VERSION}")
+    fi
     mkdir -p "${tmp}/staging/src/k8s.io"
     cp -R "${dir}" "${tmp}/staging/src/k8s.io/${name}"
   done
+  [[ ${#left_out[@]} -eq 0 ]] || log "left out, not served by the proxy: ${left_out[*]}"
   chmod -R u+w "${tmp}"
   require_staging_at_v0 "${tmp}" "${tmp}"/staging/src/k8s.io/*/go.mod
 
@@ -114,39 +116,6 @@ make_pristine() {
   CHANGED=1
 }
 
-series_patches() {
-  find "${SERIES_DIR}" -maxdepth 1 -name '*.patch' | LC_ALL=C sort
-}
-
-series_hash() {
-  local p
-  for p in $(series_patches); do
-    echo "$(basename "${p}") $(sha256sum <"${p}")"
-  done | sha256sum | cut -d' ' -f1
-}
-
-# refuse_to_lose_work stops when resetting the tree would discard anything a
-# developer made in it: uncommitted edits, an unfinished git am, or commits
-# that were not exported to the series with make patches.
-refuse_to_lose_work() {
-  local git=(git -C "${SRC_DIR}")
-  if [[ -d "${SRC_DIR}/.git/rebase-apply" || -d "${SRC_DIR}/.git/rebase-merge" ]]; then
-    die "${SRC_DIR} has a git am or rebase in progress; finish or abort it first"
-  fi
-  local dirty
-  dirty=$("${git[@]}" status --porcelain --untracked-files=normal)
-  if [[ -n "${dirty}" ]]; then
-    die "${SRC_DIR} has uncommitted changes ($(wc -l <<<"${dirty}") paths, first: $(head -n1 <<<"${dirty}" | cut -c4-)); commit them and run make patches, or discard them"
-  fi
-  if [[ -f "${APPLIED_RECORD}" ]]; then
-    local applied_head
-    applied_head=$(cut -d' ' -f1 "${APPLIED_RECORD}")
-    if [[ "$("${git[@]}" rev-parse HEAD)" != "${applied_head}" ]]; then
-      die "${SRC_DIR} has commits not exported to ${SERIES_DIR#"${REPO_ROOT}"/} (HEAD $("${git[@]}" rev-parse --short HEAD), series applied as ${applied_head:0:12}); run make patches to keep them, or git reset --hard ${applied_head:0:12} to drop them"
-    fi
-  fi
-}
-
 apply_series() {
   local want
   want=$(series_hash)
@@ -154,7 +123,7 @@ apply_series() {
     [[ "$(git -C "${SRC_DIR}" rev-parse HEAD)" == "$(cut -d' ' -f1 "${APPLIED_RECORD}")" ]]; then
     return 0
   fi
-  refuse_to_lose_work
+  refuse_to_lose_work "${SRC_DIR}" "${APPLIED_RECORD}" "${SERIES_DIR}"
 
   log "applying ${SERIES_DIR#"${REPO_ROOT}"/} on ${UPSTREAM_VERSION}"
   git -C "${SRC_DIR}" checkout -q -B podadmission "refs/tags/${UPSTREAM_VERSION}"
@@ -171,8 +140,9 @@ stage_module() {
   local tmp=${dest}.tmp
   rm -rf "${tmp}"
   mkdir -p "${tmp}"
-  cp "${REPO_ROOT}/go.mod" "${REPO_ROOT}/go.sum" "${tmp}/"
-  require_staging_at_v0 "${SRC_DIR}" "${tmp}/go.mod"
+  cp "${REPO_ROOT}/go.mod" "${tmp}/"
+  # The tree decides the version of every module it pins (build/deps.sh).
+  pin_to_tree "${tmp}/go.mod" "${SRC_DIR}/go.mod"
   # Only what the kubelet compiles: no tests, no test data.
   (cd "${REPO_ROOT}" && find pkg -type f ! -name '*_test.go' ! -path '*/testdata/*' -print0 |
     LC_ALL=C sort -z | xargs -0 -r cp --parents -t "${tmp}")
@@ -186,13 +156,19 @@ stage_module() {
 }
 
 source "${REPO_ROOT}/build/am.sh"
+source "${REPO_ROOT}/build/deps.sh"
 
 CHANGED=0
 make_pristine
-if [[ "${1:-}" != "pristine" ]]; then
+case "${1:-}" in
+pristine) ;;
+stage) stage_module ;; # for make rebase, which applies the series itself
+"")
   apply_series
   stage_module
-fi
+  ;;
+*) die "usage: build/source.sh [pristine|stage]" ;;
+esac
 if [[ "${CHANGED}" == 1 ]]; then
   echo changed
 fi

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Prints the version of the binaries this repository builds.
+# Prints the version of the binaries this repository builds for one minor
+# (UPSTREAM, see lib.sh).
 #
 #   build/version.sh version   v1.37.2+podadmission.1
 #   build/version.sh ldflags   the -X flags of hack/lib/version.sh
@@ -20,6 +21,8 @@ fi
 epoch=${SOURCE_DATE_EPOCH:-$(git -C "${REPO_ROOT}" log -1 --format=%ct 2>/dev/null || echo 0)}
 major=$(sed -E 's/^v([0-9]+)\..*/\1/' <<<"${UPSTREAM_VERSION}")
 minor=$(sed -E 's/^v[0-9]+\.([0-9]+)\..*/\1/' <<<"${UPSTREAM_VERSION}")
+# As hack/lib/version.sh: a pre-release (v1.38.0-beta.0) has gitMinor "38+".
+[[ "${UPSTREAM_VERSION}" != *-* ]] || minor+="+"
 
 case "${1:-version}" in
 version) echo "${KUBE_GIT_VERSION}" ;;

@@ -4,6 +4,7 @@
 #
 #   make test-e2e-node                  the suite, containerd runtime
 #   make test-e2e-node E2E_RUNTIME=fake the suite on the fast fake CRI
+#   make test-e2e-node-smoke UPSTREAM=v1.36.3  a short run with another minor's kubelet
 #   make demo                           a pod held, then admitted; Ctrl-C ends
 #   make bench-e2e                      benchmark rows of BENCHMARKS.md (~22 min with containerd)
 #   make e2e-node-clean                 clean up after a run killed with -9
@@ -20,7 +21,9 @@ E2E_TIMEOUT ?= 40m
 
 E2E_BIN := $(BIN)/e2e
 E2E_TAGS := e2e_node
-E2E_SUITE_FLAGS = -e2e.runtime=$(E2E_RUNTIME) -e2e.bin-dir=$(BIN) -e2e.artifacts=$(E2E_ARTIFACTS)
+# The kubelet is UPSTREAM's (E2E_KUBELET, from the Makefile); the control
+# plane and the harness are always the default minor's, from BIN.
+E2E_SUITE_FLAGS = -e2e.runtime=$(E2E_RUNTIME) -e2e.bin-dir=$(BIN) -e2e.kubelet=$(E2E_KUBELET) -e2e.artifacts=$(E2E_ARTIFACTS)
 
 # Harness commands, and the two static binaries packed into the local
 # pause and workload images of the containerd mode.
@@ -54,6 +57,14 @@ verify-e2e-node: ## go vet the node e2e code (it builds only with -tags e2e_node
 .PHONY: test-e2e-node
 test-e2e-node: kubelet e2e-binaries $(BIN)/kubectl e2e-node-binaries plugins e2e-host-deps ## Node e2e suite against the drop-in kubelet (E2E_RUNTIME=containerd|fake).
 	@rc=0; $(E2E_BIN)/e2e_node.test -test.v -test.timeout=$(E2E_TIMEOUT) $(E2E_SUITE_FLAGS) $(E2E_TEST_FLAGS) || rc=$$?; \
+	$(E2E_BIN)/e2e-cluster clean || rc=1; exit $$rc
+
+# The short run for a minor other than the default (make test-other-minors):
+# its kubelet against the default minor's control plane, a supported skew.
+E2E_SMOKE_TIMEOUT ?= 15m
+.PHONY: test-e2e-node-smoke
+test-e2e-node-smoke: kubelet e2e-binaries e2e-node-binaries plugins e2e-host-deps ## Node e2e smoke (TestSmoke*: hold, release, gate off) against UPSTREAM's kubelet, e.g. UPSTREAM=v1.36.3.
+	@rc=0; $(E2E_BIN)/e2e_node.test -test.v -test.timeout=$(E2E_SMOKE_TIMEOUT) -test.run='^TestSmoke' $(E2E_SUITE_FLAGS) $(E2E_TEST_FLAGS) || rc=$$?; \
 	$(E2E_BIN)/e2e-cluster clean || rc=1; exit $$rc
 
 .PHONY: demo

@@ -27,6 +27,8 @@ type Options struct {
 	// PluginsDir holds the example plugins of cmd/: BinDir for a build,
 	// the node's plugin directory for an installed package.
 	PluginsDir string
+	// KubeletBinary, if set, is the kubelet to run instead of BinDir's.
+	KubeletBinary string
 	// ArtifactsRoot is where the run's artifacts directory is created.
 	ArtifactsRoot string
 	// NodeName is the kubelet's node.
@@ -65,6 +67,9 @@ func Up(ctx context.Context, opts Options) (*Cluster, error) {
 		return nil, errors.New("the node e2e cluster runs a kubelet and a container runtime: run it as root")
 	}
 	bins := BinariesIn(opts.BinDir)
+	if opts.KubeletBinary != "" {
+		bins.Kubelet = opts.KubeletBinary
+	}
 	if err := bins.check(bins.Kubelet, bins.APIServer, bins.ControllerManager, bins.Scheduler, bins.Etcd, bins.CRIRecorder, bins.FakeRuntime, bins.PauseImage, bins.WorkloadImage); err != nil {
 		return nil, err
 	}

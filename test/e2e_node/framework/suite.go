@@ -18,6 +18,7 @@ import (
 var (
 	runtimeFlag   = flag.String("e2e.runtime", envOr("E2E_RUNTIME", ContainerdMode), "container runtime mode: containerd or fake")
 	binDirFlag    = flag.String("e2e.bin-dir", envOr("E2E_BIN_DIR", "_output/bin"), "directory with the kubelet, control plane and harness binaries")
+	kubeletFlag   = flag.String("e2e.kubelet", "", "kubelet binary to run (default <bin-dir>/kubelet), e.g. another minor's against this control plane")
 	artifactsFlag = flag.String("e2e.artifacts", envOr("E2E_ARTIFACTS", "_output/e2e"), "directory to create the run's artifacts directory in")
 	nodeNameFlag  = flag.String("e2e.node-name", "podadmission-e2e-node", "name of the kubelet's node")
 	lockWaitFlag  = flag.Duration("e2e.lock-wait", 30*time.Minute, "how long to wait for another node e2e run on this machine to end")
@@ -53,10 +54,17 @@ func OptionsFromFlags(kubelet KubeletOptions) (Options, error) {
 			return Options{}, err
 		}
 	}
+	kubeletBinary := ""
+	if *kubeletFlag != "" {
+		if kubeletBinary, err = filepath.Abs(*kubeletFlag); err != nil {
+			return Options{}, err
+		}
+	}
 	return Options{
 		Runtime:       *runtimeFlag,
 		BinDir:        binDir,
 		PluginsDir:    pluginsDir,
+		KubeletBinary: kubeletBinary,
 		ArtifactsRoot: *artifactsFlag,
 		NodeName:      *nodeNameFlag,
 		Kubelet:       kubelet,
