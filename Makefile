@@ -152,11 +152,15 @@ test-other-minors: ## Every other buildable minor: kubelet, test-patched (series
 ##@ Benchmarks (each rewrites its own section of BENCHMARKS.md)
 
 .PHONY: bench
-bench: bench-transports bench-build bench-e2e ## All benchmarks, side by side, into BENCHMARKS.md.
+bench: bench-transports bench-reload bench-build bench-e2e ## All benchmarks, side by side, into BENCHMARKS.md.
 
 .PHONY: bench-transports
 bench-transports: ## One admission through Exec and GRPC plugins next to a no-plugin baseline (p50/p99).
 	build/bench-transports.sh | build/bench-section.sh transports
+
+.PHONY: bench-reload
+bench-reload: ## The configuration resync of 10,000 unchanged files next to a full load of them.
+	build/bench-reload.sh | build/bench-section.sh reload
 
 .PHONY: bench-build
 bench-build: source ## UPSTREAM's cold/warm kubelet build time, size next to vanilla, reproducibility.
