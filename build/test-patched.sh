@@ -21,15 +21,12 @@ for pkg in "${PACKAGES[@]}"; do
     die "the series changes ${pkg} but it has no tests to run there"
 done
 # Packages whose behaviour the series changes from the outside: soft
-# admission defers allocation, and adds a kubelet-owned pod condition
+# admission defers allocation, hands the volume manager a view of the pod
+# manager without held pods and adds a kubelet-owned pod condition
 # (pkg/kubelet/types) the status manager merges. The series changes none of
 # their code; TEST_PATCHED_SCOPE=series (make test-other-minors, to keep CI
-# short) leaves them out. The volume manager is not among them: the series
-# changes neither its code nor what it imports (it is handed a view of the
-# pod manager, tested in pkg/kubelet/soft_admitted_pods_test.go), and its
-# upstream tests take over 4 minutes here with timing-bound cases
-# (TestWaitForAllPodsUnmount) that fail on a loaded 2-core machine.
-for pkg in ./pkg/kubelet/allocation/ ./pkg/kubelet/status/; do
+# short) leaves them out.
+for pkg in ./pkg/kubelet/allocation/ ./pkg/kubelet/status/ ./pkg/kubelet/volumemanager/...; do
   if [[ "${TEST_PATCHED_SCOPE:-all}" == series ]]; then
     log "TEST_PATCHED_SCOPE=series: not testing ${pkg}, which the series does not change"
   elif [[ -d "${SRC_DIR}/${pkg%...}" ]]; then
@@ -43,5 +40,12 @@ log "feature gate list (test/compatibility_lifecycle)"
 upstream_go run ./test/compatibility_lifecycle/main.go feature-gates verify >/dev/null
 
 log "go test ${PACKAGES[*]} ${AFFECTED_PACKAGES[*]} (${UPSTREAM_VERSION}, ${GO_TOOLCHAIN})"
-upstream_go test -count=1 "${PACKAGES[@]}" "${AFFECTED_PACKAGES[@]}"
+# Upstream's known flakes, left out by name with the upstream issue that
+# tracks them; nothing the series changes reaches them.
+#   TestWaitForAllPodsUnmount (pkg/kubelet/volumemanager): a race in its own
+#   set-up, kubernetes/kubernetes#136255 (open, kind/flake; it failed our CI
+#   on a loaded 2-core machine with "context deadline exceeded" before the
+#   code under test ran).
+KNOWN_FLAKES='^TestWaitForAllPodsUnmount$'
+upstream_go test -count=1 -skip "${KNOWN_FLAKES}" "${PACKAGES[@]}" "${AFFECTED_PACKAGES[@]}"
 verify_no_drift "${SRC_DIR}" "${pristine}" "go test in the patched tree"
