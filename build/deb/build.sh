@@ -53,7 +53,7 @@ cat <<EOF | gzip -n -9 >"${doc}/changelog.gz"
 ${package} (${deb_version}) unstable; urgency=medium
 
   * Kubernetes ${UPSTREAM_VERSION} with the podadmission patch series
-    patches/${UPSTREAM_MINOR} (series version ${SERIES_VERSION}).
+    patches/${MINOR} (series version ${SERIES_VERSION}).
 
  -- podadmission <build@podadmission.invalid>  $(date -u -R --date="@${epoch}")
 EOF
