@@ -6,7 +6,7 @@
 #   make test-e2e-node E2E_RUNTIME=fake the suite on the fast fake CRI
 #   make test-e2e-node-smoke UPSTREAM=v1.36.3  a short run with another minor's kubelet
 #   make demo                           a pod held, then admitted; Ctrl-C ends
-#   make bench-e2e                      benchmark rows of BENCHMARKS.md (~22 min with containerd)
+#   make bench-e2e                      benchmark rows of BENCHMARKS.md (~30 min with containerd)
 #   make e2e-node-clean                 clean up after a run killed with -9
 
 # containerd (Debian's containerd, runc and CNI plugins) or fake.
