@@ -102,6 +102,15 @@ release: kubelet ## Package UPSTREAM's kubelet (with podadmctl and pod-security-
 	@$(MAKE) --no-print-directory $(MINOR_BIN)/podadmctl $(MINOR_BIN)/pod-security-plugin BIN=$(MINOR_BIN) STAMPS=$(MINOR_STAMPS)
 	UPSTREAM=$(MINOR) build/release.sh
 
+# containerd 2.x and runc, built from the Go module proxy (build/containerd.sh):
+# _output/containerd/<version>/bin/{containerd,containerd-shim-runc-v2,ctr,runc},
+# stamped, rebuilt only when an input changes. The node e2e suite's runtime.
+CONTAINERD_BIN := $(shell build/containerd.sh dir)
+
+.PHONY: containerd
+containerd: ## Build containerd 2.x and runc from the Go module proxy into _output/containerd/<version>/bin.
+	@build/containerd.sh >/dev/null
+
 ##@ Development
 
 .PHONY: generate
