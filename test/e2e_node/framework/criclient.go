@@ -83,3 +83,44 @@ func (c *CRIClient) removeAllPods(ctx context.Context) error {
 	}
 	return errors.Join(errs...)
 }
+
+// PodSandbox is what the runtime has of one sandbox of a pod.
+type PodSandbox struct {
+	ID    string
+	Ready bool
+	// IP is the pod's address from the CNI plugin; empty with host network.
+	IP string
+	// OwnNetwork says the sandbox has a network namespace of its own.
+	OwnNetwork bool
+}
+
+// PodSandboxes lists the runtime's sandboxes of the pod with uid (the
+// kubelet's io.kubernetes.pod.uid label), ready or not.
+func (c *Cluster) PodSandboxes(ctx context.Context, uid string) ([]PodSandbox, error) {
+	client, err := DialCRI(c.CRIEndpoint)
+	if err != nil {
+		return nil, err
+	}
+	defer client.Close()
+	list, err := client.Runtime.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{
+		Filter: &runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{"io.kubernetes.pod.uid": uid}},
+	})
+	if err != nil {
+		return nil, err
+	}
+	var sandboxes []PodSandbox
+	for _, s := range list.GetItems() {
+		status, err := client.Runtime.PodSandboxStatus(ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: s.Id})
+		if err != nil {
+			return nil, err
+		}
+		st := status.GetStatus()
+		sandboxes = append(sandboxes, PodSandbox{
+			ID:         s.Id,
+			Ready:      st.GetState() == runtimeapi.PodSandboxState_SANDBOX_READY,
+			IP:         st.GetNetwork().GetIp(),
+			OwnNetwork: st.GetLinux().GetNamespaces().GetOptions().GetNetwork() == runtimeapi.NamespaceMode_POD,
+		})
+	}
+	return sandboxes, nil
+}
