@@ -13,7 +13,8 @@
 #   bin/SHA256SUMS                                      the four binaries
 #   stamp                                               what they were built from
 # A build is skipped when the stamp names the same inputs (versions, module
-# sums, Go release, this script) and every binary is there.
+# sums, Go release, this script) and every binary is there; concurrent
+# callers wait for one build (flock on <version>/.lock).
 #
 # Both are built the way their own Makefiles build a release:
 #   containerd, ctr  go build -buildmode=pie -tags urfave_cli_no_docs, cgo
@@ -152,8 +153,17 @@ if current; then
   exit 0
 fi
 
-start=$(date +%s)
+# One build at a time (CI starts one early in the background; make test's
+# e2e step then waits here for it and finds the stamp current).
 mkdir -p "${OUT}"
+exec 9>"${OUT}/.lock"
+flock 9
+if current; then
+  echo "${BIN}"
+  exit 0
+fi
+
+start=$(date +%s)
 tmp=$(mktemp -d "${OUT}/bin.tmp.XXXXXX")
 trap 'rm -rf "${tmp}"' EXIT
 build_containerd "${containerd_dir}" "${tmp}"
