@@ -49,14 +49,16 @@ func DialCRI(endpoint string) (*CRIClient, error) {
 func (c *CRIClient) Close() error { return c.conn.Close() }
 
 // ready passes when the runtime answers and reports itself and its
-// network ready.
+// network ready, the two conditions the kubelet requires; others
+// (containerd 2.x's ContainerdHasNoDeprecationWarnings) are informative.
 func (c *CRIClient) ready(ctx context.Context) error {
 	resp, err := c.Runtime.Status(ctx, &runtimeapi.StatusRequest{})
 	if err != nil {
 		return err
 	}
 	for _, cond := range resp.GetStatus().GetConditions() {
-		if !cond.Status {
+		required := cond.Type == runtimeapi.RuntimeReady || cond.Type == runtimeapi.NetworkReady
+		if required && !cond.Status {
 			return fmt.Errorf("runtime condition %s is false: %s: %s", cond.Type, cond.Reason, cond.Message)
 		}
 	}
