@@ -28,6 +28,16 @@ if ! git diff --quiet -- go.mod go.sum; then
   cp "${backup}/go.mod" "${backup}/go.sum" .
 fi
 
+# The NRI comparison's plugin is a module of its own (test/e2e_node/nriplugin).
+nri=test/e2e_node/nriplugin
+(cd "${nri}" && GOWORK=off go vet ./...) || fail "go vet in ${nri} failed"
+cp "${nri}/go.mod" "${nri}/go.sum" "${backup}/"
+(cd "${nri}" && GOWORK=off go mod tidy)
+if ! git diff --quiet -- "${nri}/go.mod" "${nri}/go.sum"; then
+  fail "${nri}/go.mod/go.sum are not tidy (run go mod tidy there)"
+  cp "${backup}/go.mod" "${backup}/go.sum" "${nri}/"
+fi
+
 # Regenerate into the work tree and compare with what is committed.
 if [[ -z "$(git status --porcelain -- pkg/apis)" ]]; then
   build/generate.sh >/dev/null 2>&1 || fail "build/generate.sh failed"
