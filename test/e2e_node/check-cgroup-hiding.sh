@@ -22,7 +22,7 @@ rm -rf "${src}"
 mkdir -p "${scratch}"
 log "scratch copy of the patched tree in ${src#"${REPO_ROOT}"/}"
 git -C "${SRC_DIR}" worktree prune
-git -C "${SRC_DIR}" worktree add --detach --force "${src}" HEAD >/dev/null
+git -C "${SRC_DIR}" worktree add --quiet --detach --force "${src}" HEAD
 trap 'git -C "${SRC_DIR}" worktree remove --force "${src}" || true' EXIT
 # The staged copy of this module is not committed in the tree.
 cp -a "${SRC_DIR}/third_party/podadmission" "${src}/third_party/"
