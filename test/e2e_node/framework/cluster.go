@@ -64,7 +64,7 @@ type Cluster struct {
 	// which NRI closes when it times out): stopped at teardown, but not
 	// part of Healthy.
 	expendable []*Process
-	downOnce  sync.Once
+	downOnce   sync.Once
 }
 
 // Up brings the cluster up. On error, or when ctx ends (use
