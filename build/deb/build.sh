@@ -8,12 +8,15 @@
 # tarball's install.sh --list, so the package and the tarball route install
 # the same files; the package adds its copyright and changelog under
 # /usr/share/doc. The maintainer scripts (build/deb/*.in) divert the stock
-# kubelet and check its minor. Reproducible: every mtime is
+# kubelet and check its minor; build/pkgscripts/common.sh is the part they
+# share with the .rpm's scriptlets. Reproducible: every mtime is
 # SOURCE_DATE_EPOCH, owners are root, dpkg-deb sorts the members, and xz
 # runs single-threaded so the bytes do not depend on the machine's cores.
 
 # shellcheck source=build/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+# shellcheck source=build/pkgscripts/render.sh
+source "${REPO_ROOT}/build/pkgscripts/render.sh"
 
 out_dir=${1:-${OUTPUT_DIR}/deb}
 deb_src=${REPO_ROOT}/build/deb
@@ -76,8 +79,9 @@ substitute() {
   sed -e "s/@VERSION@/${deb_version}/g" -e "s/@MINOR@/${minor}/g" \
     -e "s/@UPSTREAM@/${UPSTREAM_VERSION#v}/g" -e "s/@INSTALLED_SIZE@/${installed_size:-}/g" "$1"
 }
+PKG_MINOR=${minor} PKG_VERSION=${deb_version}
 for script in preinst postinst postrm; do
-  substitute "${deb_src}/${script}.in" >"${root}/DEBIAN/${script}"
+  render_script "${deb_src}/${script}.in" dpkg/apt >"${root}/DEBIAN/${script}"
   chmod 0755 "${root}/DEBIAN/${script}"
 done
 install -m 0644 "${deb_src}/triggers" "${root}/DEBIAN/triggers"
