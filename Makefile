@@ -152,7 +152,7 @@ test-other-minors: ## Every other buildable minor: kubelet, test-patched (series
 ##@ Benchmarks (each rewrites its own section of BENCHMARKS.md)
 
 .PHONY: bench
-bench: bench-transports bench-reload bench-build bench-e2e ## All benchmarks, side by side, into BENCHMARKS.md.
+bench: bench-transports bench-reload bench-build bench-packages bench-e2e ## All benchmarks, side by side, into BENCHMARKS.md.
 
 .PHONY: bench-transports
 bench-transports: ## One admission through Exec and GRPC plugins next to a no-plugin baseline (p50/p99).

@@ -63,3 +63,8 @@ test-packages-minor: deb rpm
 test-images: sysext image
 	UPSTREAM=$(MINOR) build/sysext-check.sh $(SYSEXT_DIR)
 	UPSTREAM=$(MINOR) build/image-check.sh $(IMAGE_DIR)
+
+.PHONY: bench-packages
+bench-packages: release ## Every node-image artefact of UPSTREAM built twice: sizes, sha256 of both builds, build time (BENCHMARKS.md packages-1-NN).
+	@build/host-deps.sh rpmbuild=rpm mksquashfs=squashfs-tools
+	UPSTREAM=$(MINOR) build/bench-packages.sh

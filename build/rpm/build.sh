@@ -61,11 +61,12 @@ while read -r src dest perm; do
 done < <(bash "${release}/install.sh" --list)
 install_lines+=("install -D -m 0644 '${release}/LICENSE' %{buildroot}/usr/share/licenses/podadmission-kubelet/LICENSE")
 file_lines+=("%license %attr(0644,root,root) /usr/share/licenses/podadmission-kubelet/LICENSE")
+dirs[usr/share/licenses/podadmission-kubelet]=1
 file_lines+=("%ghost %attr(0755,root,root) /usr/libexec/podadmission-kubelet/kubelet.stock")
 # Only the directories that are the package's own, not the system's.
 for d in "${!dirs[@]}"; do
   case "${d}" in
-  usr | usr/bin | usr/libexec | usr/share | etc | etc/systemd | etc/systemd/system) ;;
+  usr | usr/bin | usr/libexec | usr/share | usr/share/licenses | etc | etc/systemd | etc/systemd/system) ;;
   *) file_lines+=("%dir %attr(0755,root,root) /${d}") ;;
   esac
 done
