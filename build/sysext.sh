@@ -64,7 +64,7 @@ find "${root}" -type d -exec chmod 0755 {} +
 
 mkdir -p "${out_dir}"
 rm -f "${out_dir}/${raw}.tmp"
-SOURCE_DATE_EPOCH=${epoch} mksquashfs "${root}" "${out_dir}/${raw}.tmp" -quiet -no-progress -noappend \
+env -u SOURCE_DATE_EPOCH mksquashfs "${root}" "${out_dir}/${raw}.tmp" -quiet -no-progress -noappend \
   -all-root -no-xattrs -processors 1 -mkfs-time "${epoch}" -all-time "${epoch}" >&2
 mv "${out_dir}/${raw}.tmp" "${out_dir}/${raw}"
 (cd "${out_dir}" && sha256sum "${raw}" >"${raw}.sha256")
