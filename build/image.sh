@@ -25,7 +25,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 out_dir=${1:-${OUTPUT_DIR}/image}
 version=$("${REPO_ROOT}/build/version.sh" version)
-epoch=$("${REPO_ROOT}/build/version.sh" epoch)
 name=kubelet-${version}-linux-amd64
 tarball=${OUTPUT_DIR}/release/${name}.tar.gz
 ref=${IMAGE_REPO:-podadmission/kubelet}:${version//+/_}
@@ -39,6 +38,9 @@ work=$(mktemp -d)
 trap 'rm -rf "${work}"' EXIT
 tar -xzf "${tarball}" -C "${work}"
 release=${work}/${name}
+# The tarball's time (SOURCE_DATE_EPOCH when it was made), not HEAD's: the
+# same tarball gives the same bytes whatever was committed since.
+epoch=$(stat -c %Y "${release}/LICENSE")
 root=${work}/rootfs
 
 log "building ${ref} in ${out_dir#"${REPO_ROOT}"/} from ${tarball#"${REPO_ROOT}"/}${IMAGE_BASE:+ on ${IMAGE_BASE}}"
@@ -64,7 +66,7 @@ digest=$("${tool}" -rootfs "${root}" -ref "${ref}" -epoch "${epoch}" ${IMAGE_BAS
   -label "org.opencontainers.image.title=kubelet" -label "org.opencontainers.image.version=${version}" \
   -label "org.opencontainers.image.description=Kubernetes ${UPSTREAM_VERSION} kubelet with the podadmission patch series ${MINOR} (revision ${SERIES_VERSION})" \
   -oci-layout "${work}/oci" -docker-archive "${docker_tar}.tmp")
-tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@${epoch}" -C "${work}/oci" -cf "${oci}.tmp" .
+tar --sort=name --owner=0 --group=0 --numeric-owner --mode="a+rX,u+w,go-w" --mtime="@${epoch}" -C "${work}/oci" -cf "${oci}.tmp" .
 mv "${oci}.tmp" "${oci}"
 mv "${docker_tar}.tmp" "${docker_tar}"
 (cd "${out_dir}" && sha256sum "${oci##*/}" "${docker_tar##*/}" >"${name%-linux-amd64}.image.sha256")

@@ -22,7 +22,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 out_dir=${1:-${OUTPUT_DIR}/sysext}
 version=$("${REPO_ROOT}/build/version.sh" version)
-epoch=$("${REPO_ROOT}/build/version.sh" epoch)
 name=kubelet-${version}-linux-amd64
 tarball=${OUTPUT_DIR}/release/${name}.tar.gz
 extension=podadmission-kubelet
@@ -39,6 +38,9 @@ work=$(mktemp -d)
 trap 'rm -rf "${work}"' EXIT
 tar -xzf "${tarball}" -C "${work}"
 release=${work}/${name}
+# The tarball's time (SOURCE_DATE_EPOCH when it was made), not HEAD's: the
+# same tarball gives the same bytes whatever was committed since.
+epoch=$(stat -c %Y "${release}/LICENSE")
 root=${work}/root
 
 log "building ${out_dir#"${REPO_ROOT}"/}/${raw} from ${tarball#"${REPO_ROOT}"/}"

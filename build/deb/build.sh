@@ -21,7 +21,6 @@ source "${REPO_ROOT}/build/pkgscripts/render.sh"
 out_dir=${1:-${OUTPUT_DIR}/deb}
 deb_src=${REPO_ROOT}/build/deb
 version=$("${REPO_ROOT}/build/version.sh" version)
-epoch=$("${REPO_ROOT}/build/version.sh" epoch)
 deb_version=${version#v}
 minor=$(sed -E 's/^v([0-9]+\.[0-9]+)\..*/\1/' <<<"${UPSTREAM_VERSION}")
 name=kubelet-${version}-linux-amd64
@@ -38,6 +37,9 @@ work=$(mktemp -d)
 trap 'rm -rf "${work}"' EXIT
 tar -xzf "${tarball}" -C "${work}"
 release=${work}/${name}
+# The tarball's time (SOURCE_DATE_EPOCH when it was made), not HEAD's: the
+# same tarball gives the same bytes whatever was committed since.
+epoch=$(stat -c %Y "${release}/LICENSE")
 root=${work}/root
 mkdir -p "${root}/DEBIAN"
 

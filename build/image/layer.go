@@ -26,7 +26,7 @@ func dirLayer(dir string, epoch int64, mediaType types.MediaType) (v1.Layer, err
 	}
 	return tarball.LayerFromOpener(func() (io.ReadCloser, error) {
 		return io.NopCloser(bytes.NewReader(data)), nil
-	}, tarball.WithMediaType(mediaType), tarball.WithCompressionLevel(gzip.BestCompression))
+	}, tarball.WithMediaType(mediaType), tarball.WithCompressionLevel(gzip.DefaultCompression))
 }
 
 func dirTar(dir string, mtime time.Time) ([]byte, error) {

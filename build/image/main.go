@@ -12,7 +12,7 @@
 // base's host tools (mount helpers, iptables, ...) and its environment.
 //
 // The output is reproducible: every file is owned by root, every time is
-// -epoch, entries are sorted, and the layer is gzip with a fixed level, so
+// -epoch, entries are sorted, and the layer is gzip at a fixed level, so
 // the same directory gives the same digests.
 package main
 

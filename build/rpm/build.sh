@@ -23,7 +23,6 @@ source "${REPO_ROOT}/build/pkgscripts/render.sh"
 out_dir=${1:-${OUTPUT_DIR}/rpm}
 rpm_src=${REPO_ROOT}/build/rpm
 version=$("${REPO_ROOT}/build/version.sh" version)
-epoch=$("${REPO_ROOT}/build/version.sh" epoch)
 rpm_version=${version#v}
 minor=$(sed -E 's/^v([0-9]+\.[0-9]+)\..*/\1/' <<<"${UPSTREAM_VERSION}")
 name=kubelet-${version}-linux-amd64
@@ -39,6 +38,9 @@ work=$(mktemp -d)
 trap 'rm -rf "${work}"' EXIT
 tar -xzf "${tarball}" -C "${work}"
 release=${work}/${name}
+# The tarball's time (SOURCE_DATE_EPOCH when it was made), not HEAD's: the
+# same tarball gives the same bytes whatever was committed since.
+epoch=$(stat -c %Y "${release}/LICENSE")
 
 log "building ${out_dir#"${REPO_ROOT}"/}/${rpm_file} from ${tarball#"${REPO_ROOT}"/}"
 # %install copies the tarball's files; %files lists them, the directories
