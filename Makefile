@@ -128,8 +128,9 @@ test-build: ## Tests of the build scripts (the dependency drift check).
 	build/deps_test.sh
 
 .PHONY: test-unit
-test-unit: ## Unit tests of this module with the race detector.
+test-unit: ## Unit tests of this module (and of build/image, a module of its own) with the race detector.
 	go test -race -count=1 ./...
+	cd build/image && GOWORK=off go test -race -count=1 ./...
 
 .PHONY: test-fuzz
 test-fuzz: ## Run every fuzzer for FUZZTIME.
