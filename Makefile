@@ -124,7 +124,7 @@ verify: ## gofmt, go vet, generated code up to date.
 ##@ Tests
 
 # What CI runs, in this order (.ci/run times each step).
-TEST_STEPS := verify verify-patches test-build test-unit test-fuzz test-patched test-e2e-node test-other-minors test-packages
+TEST_STEPS := verify verify-patches upstream-status test-build test-unit test-fuzz test-patched test-e2e-node test-other-minors test-packages
 .PHONY: test
 test: $(TEST_STEPS) ## Everything CI runs.
 
@@ -137,8 +137,9 @@ test-build: ## Tests of the build scripts (the dependency drift check).
 	build/deps_test.sh
 
 .PHONY: test-unit
-test-unit: ## Unit tests of this module with the race detector.
+test-unit: ## Unit tests of this module (and of build/image, a module of its own) with the race detector.
 	go test -race -count=1 ./...
+	cd build/image && GOWORK=off go test -race -count=1 ./...
 
 .PHONY: test-fuzz
 test-fuzz: ## Run every fuzzer for FUZZTIME.
@@ -161,7 +162,7 @@ test-other-minors: ## Every other buildable minor: kubelet, test-patched (series
 ##@ Benchmarks (each rewrites its own section of BENCHMARKS.md)
 
 .PHONY: bench
-bench: bench-transports bench-reload bench-build bench-e2e bench-nri ## All benchmarks, side by side, into BENCHMARKS.md.
+bench: bench-transports bench-reload bench-build bench-packages bench-e2e bench-nri ## All benchmarks, side by side, into BENCHMARKS.md.
 
 .PHONY: bench-transports
 bench-transports: ## One admission through Exec and GRPC plugins next to a no-plugin baseline (p50/p99).

@@ -18,6 +18,10 @@ unformatted=$(gofmt -l $(git ls-files '*.go'))
 
 go vet ./... || fail "go vet ./... failed"
 go vet -tags e2e_node ./test/e2e_node/... || fail "go vet -tags e2e_node ./test/e2e_node/... failed"
+# build/image is a module of its own (go-containerregistry stays out of
+# the kubelet's dependencies).
+(cd build/image && GOWORK=off go vet ./... && GOWORK=off go mod tidy -diff >/dev/null) ||
+  fail "build/image: go vet failed or go.mod/go.sum are not tidy (cd build/image && go mod tidy)"
 
 backup=$(mktemp -d)
 trap 'rm -rf "${backup}"' EXIT
