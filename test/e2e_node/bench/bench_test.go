@@ -250,10 +250,19 @@ func TestBenchHoldCost(t *testing.T) {
 		return countPods(counter, func(p *corev1.Pod) bool { return p.Status.Reason == reasonSoft }) == len(uids)
 	}, 5*time.Minute, 100*time.Millisecond)
 	counter.Stop()
+	writesBefore := apiServerPodWrites(t, ctx)
 	calls, cpu := measure(t, c, *holdWindow, c.PluginFile(pluginHold+".log"))
+	writes := apiServerPodWrites(t, ctx).Sub(writesBefore)
 	suite.Figure(t, fmt.Sprintf("%d held pods: plugin calls in %s", len(uids), *holdWindow), float64(calls), "calls")
 	suite.Duration(t, fmt.Sprintf("%d held pods: kubelet CPU in %s", len(uids), *holdWindow), cpu.Self)
+	suite.Figure(t, fmt.Sprintf("%d held pods: kubelet CPU in %s, share of one core", len(uids), *holdWindow), 100*cpu.Self.Seconds()/holdWindow.Seconds(), "%")
 	suite.Duration(t, fmt.Sprintf("%d held pods: plugin process CPU in %s", len(uids), *holdWindow), cpu.Children)
+	// The API server counts every client's requests; in this window
+	// nothing but the kubelet writes pod statuses or events.
+	suite.Figure(t, fmt.Sprintf("%d held pods: pod status writes (pods/status PATCH) in %s", len(uids), *holdWindow), writes.StatusPatches, "writes")
+	suite.Figure(t, fmt.Sprintf("%d held pods: event writes in %s", len(uids), *holdWindow), writes.Events, "writes")
+	assert.Zero(t, writes.StatusPatches, "a held pod whose decision does not change costs the API server no status write")
+	assert.Zero(t, writes.Events, "a held pod whose decision does not change costs the API server no event")
 	require.NoError(t, c.DeleteNamespace(ctx, held))
 
 	running := suite.Namespace(t, ctx)
@@ -264,6 +273,14 @@ func TestBenchHoldCost(t *testing.T) {
 	counter.Stop()
 	_, cpu = measure(t, c, *holdWindow, "")
 	suite.Duration(t, fmt.Sprintf("%d running pods: kubelet CPU in %s", len(uids), *holdWindow), cpu.Self)
+	suite.Figure(t, fmt.Sprintf("%d running pods: kubelet CPU in %s, share of one core", len(uids), *holdWindow), 100*cpu.Self.Seconds()/holdWindow.Seconds(), "%")
+}
+
+func apiServerPodWrites(t *testing.T, ctx context.Context) framework.PodWrites {
+	t.Helper()
+	m, err := suite.Cluster.ScrapeAPIServerMetrics(ctx)
+	require.NoError(t, err)
+	return m.APIServerPodWrites()
 }
 
 // measure waits window and returns the plugin calls logged in logFile
