@@ -175,5 +175,8 @@ include cmd/cmd.mk
 # Node e2e suite, demo and its benchmarks.
 include test/e2e_node/e2e.mk
 
+# Upstream's own node e2e suite against the vanilla and the drop-in kubelet.
+include test/upstream-e2e/upstream-e2e.mk
+
 # The Debian package and the install/rollback cycles of the release.
 include build/package.mk
