@@ -19,6 +19,7 @@
 #   test/upstream-e2e/build.sh [tools|dropin|vanilla|images|suite]...   (default: all)
 
 source "$(dirname "${BASH_SOURCE[0]}")/../../build/lib.sh"
+source "${REPO_ROOT}/build/deps.sh"
 cd "${REPO_ROOT}"
 
 OUT=${OUTPUT_DIR}/upstream-e2e/${MINOR}

@@ -278,13 +278,22 @@ run_configuration() {
   [[ -n "${LABEL_FILTER}" ]] && ginkgo_flags+=" --label-filter=\"${LABEL_FILTER}\""
   printf 'LABEL_FILTER=%s\nFOCUS=%s\nSKIP=%s\nPARALLELISM=%s\n' "${LABEL_FILTER}" "${FOCUS}" "${SKIP}" "${PARALLELISM}" >"${artifacts}/selection"
 
+  # Upstream's kubelet configuration for node e2e runs; a cgroup v1 host
+  # (these machines) needs failCgroupV1: false, or the kubelet refuses to start.
+  local kubelet_config=${STATE}/kubelet-config.yaml
+  cp "${SRC_DIR}/test/e2e_node/jenkins/default-kubelet-config.yaml" "${kubelet_config}"
+  if [[ "$(stat -fc %T /sys/fs/cgroup)" != cgroup2fs ]]; then
+    echo "failCgroupV1: false" >>"${kubelet_config}"
+  fi
+  cp "${kubelet_config}" "${artifacts}/kubelet-config-file.yaml"
+
   log "${config}: running upstream's node e2e suite ($(cat "${artifacts}/kubelet-version")); logs in ${artifacts#"${REPO_ROOT}"/}"
   local start=${EPOCHSECONDS} rc=0
   (cd "${STATE}/work" && KUBE_ROOT=${root} "${OUT}/bin/run-local" \
     --build-dependencies=false \
     --ginkgo-flags="${ginkgo_flags}" \
     --test-flags="--v 4 --report-dir=${artifacts} --node-name $(hostname) ${test_args}" \
-    --kubelet-config-file="${SRC_DIR}/test/e2e_node/jenkins/default-kubelet-config.yaml") >"${artifacts}/build-log.txt" 2>&1 || rc=$?
+    --kubelet-config-file="${kubelet_config}") >"${artifacts}/build-log.txt" 2>&1 || rc=$?
   echo "$((EPOCHSECONDS - start))" >"${artifacts}/seconds"
   echo "${rc}" >"${artifacts}/exit-code"
   log "${config}: exit ${rc} after $((EPOCHSECONDS - start)) s ($(grep -E '^(Ran|PASS|FAIL)' "${artifacts}/build-log.txt" | tail -n2 | paste -sd' '))"
