@@ -35,7 +35,15 @@ type testcase struct {
 	Error *struct {
 		Message string `xml:"message,attr"`
 	} `xml:"error"`
-	Skipped *struct{} `xml:"skipped"`
+	Skipped *struct {
+		Message string `xml:"message,attr"`
+	} `xml:"skipped"`
+}
+
+// notSelected is a spec the run's focus, skip or label filter left out:
+// ginkgo reports it as skipped with the bare message "skipped".
+func notSelected(tc testcase) bool {
+	return tc.Skipped != nil && tc.Skipped.Message == "skipped" && tc.Failure == nil && tc.Error == nil
 }
 
 type configuration struct {
@@ -147,6 +155,9 @@ func (c *configuration) load(dir string) error {
 				if err := d.DecodeElement(&tc, &se); err != nil {
 					f.Close()
 					return fmt.Errorf("%s: %w", file, err)
+				}
+				if notSelected(tc) {
+					continue
 				}
 				// A test a part only skipped does not hide its result in another.
 				if old, seen := c.tests[tc.Name]; !seen || isSkipped(old) {

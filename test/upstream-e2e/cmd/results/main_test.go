@@ -38,7 +38,8 @@ func TestReportCountsAndDiffsPassSets(t *testing.T) {
 <testcase name="[It] a" status="passed"></testcase>
 <testcase name="[It] b" status="passed"></testcase>
 <testcase name="[It] needs nginx" status="failed"><failure message="image not found&#10;more">trace</failure></testcase>
-<testcase name="[It] gpu" status="skipped"><skipped message="no gpu"/></testcase>`)
+<testcase name="[It] gpu" status="skipped"><skipped message="no gpu"/></testcase>
+<testcase name="[It] not selected" status="skipped"><skipped message="skipped"/></testcase>`)
 	writeJUnit(t, filepath.Join(run, "gate-on"), `
 <testcase name="[It] a" status="passed"></testcase>
 <testcase name="[It] b" status="failed"><failure message="timed out waiting for pod"></failure></testcase>
@@ -77,11 +78,11 @@ func TestReportSamePassSets(t *testing.T) {
 func TestPartsMergeAndASkipDoesNotHideAResult(t *testing.T) {
 	conformance, serial := t.TempDir(), t.TempDir()
 	writeJUnit(t, filepath.Join(conformance, "vanilla"), `
-<testcase name="[It] serial one" status="skipped"><skipped message="not selected"/></testcase>
+<testcase name="[It] serial one" status="skipped"><skipped message="skipped"/></testcase>
 <testcase name="[It] parallel one" status="passed"></testcase>`)
 	writeJUnit(t, filepath.Join(serial, "vanilla"), `
 <testcase name="[It] serial one" status="passed"></testcase>
-<testcase name="[It] parallel one" status="skipped"><skipped message="not selected"/></testcase>`)
+<testcase name="[It] parallel one" status="skipped"><skipped message="skipped"/></testcase>`)
 	c := loadAll(t, []string{conformance, serial}, "vanilla")[0]
 	assert.Equal(t, []string{"[It] parallel one", "[It] serial one"}, c.passed)
 	assert.Empty(t, c.skipped)
