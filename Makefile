@@ -115,7 +115,7 @@ verify: ## gofmt, go vet, generated code up to date.
 ##@ Tests
 
 # What CI runs, in this order (.ci/run times each step).
-TEST_STEPS := verify verify-patches test-build test-unit test-fuzz test-patched test-e2e-node test-other-minors test-packages
+TEST_STEPS := verify verify-patches test-build test-unit test-fuzz test-patched test-e2e-node test-upstream-e2e-node-slice test-other-minors test-packages
 .PHONY: test
 test: $(TEST_STEPS) ## Everything CI runs.
 
