@@ -64,7 +64,8 @@ func (d *daemon) handle(ctx context.Context, req *plugin.Request) (*plugin.Respo
 }
 
 // holdThenAdmit denies a pod until d.hold after its first call, then
-// admits it; the first call schedules the push that wakes it.
+// admits it, also on every later call; the first call schedules the push
+// that wakes it.
 func (d *daemon) holdThenAdmit(req *plugin.Request) (*plugin.Response, error) {
 	if err := d.logCall(req); err != nil {
 		return nil, err
@@ -81,7 +82,8 @@ func (d *daemon) holdThenAdmit(req *plugin.Request) (*plugin.Response, error) {
 	if time.Since(since) < d.hold {
 		return d.deny(d.reason, d.message), nil
 	}
-	delete(d.heldSince, uid)
+	// Remembered: a pod is held once, later calls for it (another
+	// plugin's hold, a kubelet restart) admit it at once.
 	return plugin.Allow(), nil
 }
 

@@ -195,6 +195,9 @@ func TestGRPCHoldThenAdmitByPush(t *testing.T) {
 	resp, err = p.Admit(context.Background(), request("call-3", "a"))
 	require.NoError(t, err)
 	assert.True(t, resp.Allowed, "the pod is admitted after the hold")
+	resp, err = p.Admit(context.Background(), request("call-4", "a"))
+	require.NoError(t, err)
+	assert.True(t, resp.Allowed, "a pod is held once: a later call admits it")
 }
 
 func TestHoldNeedsAnAllowingDaemon(t *testing.T) {
