@@ -52,8 +52,16 @@ type configuration struct {
 	passed  []string
 	failed  []string
 	skipped []string
+	feature []string
 	seconds int
 	kubelet string
+}
+
+// featureLabel marks the feature's own tests in their names.
+var featureLabel = new(string)
+
+func isFeatureTest(name string) bool {
+	return *featureLabel != "" && strings.Contains(name, *featureLabel)
 }
 
 type cause struct {
@@ -66,6 +74,7 @@ func main() {
 	causesFile := flag.String("causes", "", "file of \"regexp<TAB>cause\" lines for the tests that fail on the reference")
 	command := flag.String("command", "", "the command that made the run, for the report")
 	selection := flag.String("selection", "", "what the run selected, for the report")
+	featureLabel = flag.String("feature", "[Feature:PodAdmissionPlugin]", "the feature's own tests: reported on their own, out of the pass-set comparison (they depend on the gate)")
 	flag.Parse()
 	if *runs == "" || flag.NArg() < 1 {
 		fmt.Fprintln(os.Stderr, "usage: results -runs DIR [-causes FILE] [-command CMD] CONFIGURATION...")
@@ -193,6 +202,8 @@ func isFailed(tc testcase) bool {
 func (c *configuration) classify() {
 	for name, tc := range c.tests {
 		switch {
+		case isFeatureTest(name):
+			c.feature = append(c.feature, name)
 		case isFailed(tc):
 			c.failed = append(c.failed, name)
 		case isSkipped(tc):
@@ -204,6 +215,7 @@ func (c *configuration) classify() {
 	slices.Sort(c.passed)
 	slices.Sort(c.failed)
 	slices.Sort(c.skipped)
+	slices.Sort(c.feature)
 }
 
 func readTrimmed(path string) string {
@@ -263,6 +275,8 @@ func report(w io.Writer, configs []*configuration, causes causeList, command, se
 		fmt.Fprintln(w, ".")
 		fmt.Fprintln(w)
 	}
+	fmt.Fprintln(w, "Upstream's tests (the suite's set-up and report nodes included; the feature's own tests are counted apart, below):")
+	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| Configuration | Kubelet | Passed | Failed | Skipped | Duration |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|")
 	for _, c := range configs {
@@ -307,6 +321,40 @@ func report(w io.Writer, configs []*configuration, causes causeList, command, se
 	}
 	fmt.Fprintln(w)
 
+	fmt.Fprintln(w, "## The feature's own tests (patch 0010)")
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "Not in the comparison above: they depend on the gate (those of the gate on skip themselves with it off, and the gate-off one with it on).\n\n")
+	var names []string
+	for _, c := range configs {
+		for _, n := range c.feature {
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+	}
+	slices.Sort(names)
+	if len(names) == 0 {
+		fmt.Fprintln(w, "None ran.")
+	} else {
+		fmt.Fprint(w, "| Test |")
+		for _, c := range configs {
+			fmt.Fprintf(w, " %s |", c.name)
+		}
+		fmt.Fprint(w, "\n|---|")
+		for range configs {
+			fmt.Fprint(w, "---|")
+		}
+		fmt.Fprintln(w)
+		for _, n := range names {
+			fmt.Fprintf(w, "| `%s` |", cell(n))
+			for _, c := range configs {
+				fmt.Fprintf(w, " %s |", cell(statusWord(c, n)))
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	fmt.Fprintln(w)
+
 	fmt.Fprintf(w, "## Tests that fail on %s too\n\n", ref.name)
 	if len(ref.failed) == 0 {
 		fmt.Fprintln(w, "None.")
@@ -335,6 +383,19 @@ func (c causeList) ofRegression(name string) string {
 		}
 	}
 	return "a bug: not root-caused yet"
+}
+
+func statusWord(c *configuration, name string) string {
+	tc, ok := c.tests[name]
+	switch {
+	case !ok:
+		return "not run"
+	case isFailed(tc):
+		return "failed: " + firstLine(tc)
+	case isSkipped(tc):
+		return "skipped"
+	}
+	return "passed"
 }
 
 func statusOn(c *configuration, name string) string {
