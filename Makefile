@@ -124,7 +124,7 @@ verify: ## gofmt, go vet, generated code up to date.
 ##@ Tests
 
 # What CI runs, in this order (.ci/run times each step).
-TEST_STEPS := verify verify-patches upstream-status test-build test-unit test-fuzz test-patched test-e2e-node test-other-minors test-packages
+TEST_STEPS := verify verify-patches upstream-status test-build test-unit test-fuzz test-patched test-e2e-node test-upstream-e2e-node-slice test-other-minors test-packages
 .PHONY: test
 test: $(TEST_STEPS) ## Everything CI runs.
 
@@ -184,6 +184,9 @@ include cmd/cmd.mk
 
 # Node e2e suite, demo and its benchmarks.
 include test/e2e_node/e2e.mk
+
+# Upstream's own node e2e suite against the vanilla and the drop-in kubelet.
+include test/upstream-e2e/upstream-e2e.mk
 
 # The Debian package and the install/rollback cycles of the release.
 include build/package.mk
