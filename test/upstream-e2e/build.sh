@@ -14,7 +14,8 @@
 #   kubelet/dropin    the drop-in kubelet (make kubelet)
 #   images/*.tar      the images the suite runs, from source, tagged as the
 #                     tree's test/utils/image/manifest.go names them
-#   tools/            ociimage, units (test/upstream-e2e/cmd) and testplugin
+#   tools/            ociimage (build/image, the packer of make image),
+#                     units (test/upstream-e2e/cmd) and testplugin
 #
 #   test/upstream-e2e/build.sh [tools|dropin|vanilla|images|suite]...   (default: all)
 
@@ -62,7 +63,9 @@ build_dropin() {
 }
 
 build_tools() {
-  go build -o "${OUT}/tools/" ./test/upstream-e2e/cmd/ociimage ./test/upstream-e2e/cmd/units
+  go build -o "${OUT}/tools/" ./test/upstream-e2e/cmd/units
+  # The image packer of make image (a module of its own).
+  (cd build/image && GOWORK=off CGO_ENABLED=0 go build -trimpath -o "${OUT}/tools/ociimage" .)
   go build -o "${OUT}/tools/testplugin" ./test/testplugin
   local n
   for n in systemd-run systemctl sudo; do
@@ -108,7 +111,8 @@ pack() {
   shift 2
   local ref
   ref=$(image_ref "${id}")
-  "${OUT}/tools/ociimage" -rootfs "${dir}" -ref "${ref}" -out "${OUT}/images/${id}.tar" "$@"
+  "${OUT}/tools/ociimage" -rootfs "${dir}" -ref "${ref}" -epoch 0 -arch "$(go env GOARCH)" \
+    -oci-archive "${OUT}/images/${id}.tar" "$@" >/dev/null
   echo "${ref}" >"${OUT}/images/${id}.ref"
   log "image ${ref}"
 }
