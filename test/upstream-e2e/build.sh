@@ -14,7 +14,8 @@
 #   kubelet/dropin    the drop-in kubelet (make kubelet)
 #   images/*.tar      the images the suite runs, from source, tagged as the
 #                     tree's test/utils/image/manifest.go names them
-#   tools/            ociimage, units (test/upstream-e2e/cmd) and testplugin
+#   tools/            ociimage, units, containerd-config (test/upstream-e2e/cmd)
+#                     and testplugin
 #
 #   test/upstream-e2e/build.sh [tools|dropin|vanilla|images|suite]...   (default: all)
 
@@ -62,7 +63,7 @@ build_dropin() {
 }
 
 build_tools() {
-  go build -o "${OUT}/tools/" ./test/upstream-e2e/cmd/ociimage ./test/upstream-e2e/cmd/units
+  go build -o "${OUT}/tools/" ./test/upstream-e2e/cmd/ociimage ./test/upstream-e2e/cmd/units ./test/upstream-e2e/cmd/containerd-config
   go build -o "${OUT}/tools/testplugin" ./test/testplugin
   local n
   for n in systemd-run systemctl sudo; do

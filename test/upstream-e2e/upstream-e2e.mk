@@ -21,12 +21,12 @@ UPSTREAM_E2E_SERIAL_FOCUS := $(shell sed -n 's/^serial-focus: //p' test/upstream
 UPSTREAM_E2E_SLICE_FOCUS := $(shell sed -n 's/^slice-focus: //p' test/upstream-e2e/selection.txt | paste -sd'|')
 
 .PHONY: upstream-e2e-build
-upstream-e2e-build: source kubelet ## Build upstream's node e2e suite, ginkgo, its runner, the vanilla kubelet and the suite's images from source.
+upstream-e2e-build: source kubelet containerd ## Build upstream's node e2e suite, ginkgo, its runner, the vanilla kubelet and the suite's images from source.
 	UPSTREAM=$(MINOR) test/upstream-e2e/build.sh
 
 # The slice needs no vanilla kubelet.
 .PHONY: upstream-e2e-build-slice
-upstream-e2e-build-slice: source kubelet
+upstream-e2e-build-slice: source kubelet containerd
 	UPSTREAM=$(MINOR) test/upstream-e2e/build.sh tools dropin images suite
 
 # Each run directory has one subdirectory per configuration and part.
