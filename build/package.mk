@@ -49,7 +49,7 @@ PACKAGE_TOOLS := lintian=lintian shellcheck=shellcheck rpmbuild=rpm rpmlint=rpml
 # test-e2e-node needs; every other buildable minor's kubelet runs the node
 # e2e smoke in test-other-minors.
 .PHONY: test-packages
-test-packages: e2e-binaries e2e-node-binaries e2e-host-deps ## Every buildable minor: the .deb and .rpm built twice (same bytes), linted, installed, upgraded under and removed; the sysext and OCI image of the default minor built twice and checked.
+test-packages: e2e-binaries e2e-node-binaries e2e-host-deps containerd ## Every buildable minor: the .deb and .rpm built twice (same bytes), linted, installed, upgraded under and removed; the sysext and OCI image of the default minor built twice and checked.
 	@build/host-deps.sh $(PACKAGE_TOOLS)
 	@for m in $(BUILDABLE_MINORS); do \
 		$(MAKE) --no-print-directory test-packages-minor UPSTREAM=$$m || exit 1; \
