@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -55,13 +56,20 @@ const waitForPidFile = `while [ ! -s "$PIDFILE" ]; do sleep 0.01; done
 // command around leaked) and then answers "allowed".
 func leakyPlugin(t *testing.T, how string) (*exectransport.Plugin, string) {
 	t.Helper()
+	return scriptPlugin(t, how+"\n"+waitForPidFile+answerAllowed)
+}
+
+// scriptPlugin installs script as a plugin that gets $PIDFILE, a file to
+// write the pid of what it starts to, and $CGMOUNT.
+func scriptPlugin(t *testing.T, script string) (*exectransport.Plugin, string) {
+	t.Helper()
 	dir := binDir(t)
 	pidFile := filepath.Join(t.TempDir(), "leaked.pid")
-	writeScript(t, dir, "p", how+"\n"+waitForPidFile+answerAllowed)
+	writeScript(t, dir, "p", script)
 	p, err := exectransport.New(&configv1alpha1.PluginConfig{
 		Name: "p",
 		Type: configv1alpha1.ExecPluginType,
-		Env:  []configv1alpha1.ExecEnvVar{{Name: "PIDFILE", Value: pidFile}},
+		Env:  []configv1alpha1.ExecEnvVar{{Name: "PIDFILE", Value: pidFile}, {Name: "CGMOUNT", Value: exectransport.CgroupMount()}},
 	}, dir)
 	require.NoError(t, err)
 	return p, pidFile
@@ -94,7 +102,7 @@ func TestEscapedChildFailsTheCallAndIsKilled(t *testing.T) {
 	for name, how := range escapes {
 		t.Run(name, func(t *testing.T) {
 			p, pidFile := leakyPlugin(t, how)
-			resp, err := p.Admit(context.Background(), request("call-1"))
+			resp, err := p.Admit(testContext(t), request("call-1"))
 			assert.Nil(t, resp, "an answer from a plugin that leaves processes behind does not count")
 			require.Error(t, err)
 			want := []string{"left 1 process running after it exited; killed"}
@@ -110,37 +118,129 @@ func TestEscapedChildFailsTheCallAndIsKilled(t *testing.T) {
 	}
 }
 
+// Without a cgroup (a host where none can be made for the calls) and
+// where ptrace is refused (the plugin is then the init of its namespace),
+// every escape is killed when the plugin exits, but cannot be counted.
 func TestEscapedChildIsKilledInAPIDNamespace(t *testing.T) {
-	exectransport.ForcePIDNamespace(t)
-	for name, how := range escapes {
-		t.Run(name, func(t *testing.T) {
-			p, pidFile := leakyPlugin(t, how)
-			resp, err := p.Admit(context.Background(), request("call-1"))
-			require.NoError(t, err, "without cgroups escaped processes cannot be counted, only killed")
-			assert.True(t, resp.Allowed)
-			assertDead(t, readPid(t, pidFile))
+	for mode, tc := range map[string]struct {
+		force   func(testing.TB)
+		escapes map[string]string
+	}{
+		"no cgroup":   {exectransport.ForceNoCgroup, escapes},
+		"no sentinel": {exectransport.ForceNoSentinel, allEscapes()},
+	} {
+		t.Run(mode, func(t *testing.T) {
+			tc.force(t)
+			for name, how := range tc.escapes {
+				t.Run(name, func(t *testing.T) {
+					p, pidFile := leakyPlugin(t, how)
+					resp, err := p.Admit(testContext(t), request("call-1"))
+					require.NoError(t, err, "escaped processes cannot be counted here, only killed")
+					assert.True(t, resp.Allowed)
+					assertDead(t, readPid(t, pidFile))
+					assertNoZombieChildren(t)
+				})
+			}
 		})
 	}
 }
 
-func TestCallCgroupsAreRemoved(t *testing.T) {
-	parent := exectransport.CgroupParent()
-	if parent == "" {
+// testContext bounds a call that should end on its own, so that a broken
+// test script fails the test rather than hanging it.
+func testContext(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// allEscapes are the escapes from the process group and from the call's
+// cgroup.
+func allEscapes() map[string]string {
+	all := map[string]string{}
+	for name, how := range escapes {
+		all[name] = how
+	}
+	for name, how := range cgroupEscapes {
+		all[name] = how
+	}
+	return all
+}
+
+// ownCgroup is the script line that sets $own to the call's cgroup
+// directory; $CGMOUNT is where cgroup2 is mounted.
+const ownCgroup = `own="$CGMOUNT$(sed -n 's/^0:://p' /proc/self/cgroup)"
+`
+
+// cgroupEscapes start a process (as leaked does: it writes its pid to
+// $PIDFILE and sleeps) that moves itself out of the call's cgroup, or
+// into a cgroup below it, before it writes its pid.
+//
+// Writing 0 to cgroup.procs moves the writer; a pid would be read in the
+// writer's PID namespace. A move that fails writes "failed" to $PIDFILE.
+var cgroupEscapes = map[string]string{
+	// Case 7 of issue 18: it survived the call, which admitted the pod.
+	"to the parent cgroup": ownCgroup + `(read -r pid rest < /proc/self/stat
+{ echo 0 > "$(dirname "$own")/cgroup.procs" && echo "$pid" > "$PIDFILE"; } || echo failed > "$PIDFILE"
+exec sleep 300) </dev/null >/dev/null 2>&1 &`,
+	// Case 7 of issue 18: it was not counted, and the call's cgroup was
+	// left behind (EBUSY).
+	"to a cgroup below": ownCgroup + `(read -r pid rest < /proc/self/stat
+{ mkdir "$own/hide" && echo 0 > "$own/hide/cgroup.procs" && echo "$pid" > "$PIDFILE"; } || echo failed > "$PIDFILE"
+exec sleep 300) </dev/null >/dev/null 2>&1 &`,
+}
+
+func TestChildThatLeavesTheCallsCgroupIsKilled(t *testing.T) {
+	if exectransport.CgroupParent() == "" {
 		t.Fatal("this host cannot create cgroups for plugin calls")
 	}
-	p, _ := leakyPlugin(t, escapes["setsid"])
-	for range 3 {
-		_, err := p.Admit(context.Background(), request("call-1"))
-		require.Error(t, err)
+	p, pidFile := leakyPlugin(t, cgroupEscapes["to the parent cgroup"])
+	resp, err := p.Admit(testContext(t), request("call-1"))
+	// Out of the cgroup it is not counted, but it cannot leave the call's
+	// PID namespace, whose end kills it.
+	require.NoError(t, err)
+	assert.True(t, resp.Allowed)
+	assertDead(t, readPid(t, pidFile))
+	assertNoCallCgroupsLeft(t)
+}
+
+func TestChildThatHidesInACgroupBelowIsCountedAndKilled(t *testing.T) {
+	if exectransport.CgroupParent() == "" {
+		t.Fatal("this host cannot create cgroups for plugin calls")
 	}
-	entries, err := os.ReadDir(parent)
+	p, pidFile := leakyPlugin(t, cgroupEscapes["to a cgroup below"])
+	resp, err := p.Admit(testContext(t), request("call-1"))
+	assert.Nil(t, resp)
+	require.EqualError(t, err, "left 1 process running after it exited; killed")
+	assertDead(t, readPid(t, pidFile))
+	assertNoCallCgroupsLeft(t)
+}
+
+// assertNoCallCgroupsLeft asserts that every cgroup of this test process's
+// calls was removed.
+func assertNoCallCgroupsLeft(t *testing.T) {
+	t.Helper()
+	entries, err := os.ReadDir(exectransport.CgroupParent())
 	require.NoError(t, err)
 	prefix := fmt.Sprintf("pod-admission-%d-", os.Getpid())
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), prefix) && strings.HasSuffix(e.Name(), "-p") {
-			t.Errorf("the cgroup of a finished call is left: %s", filepath.Join(parent, e.Name()))
+		if strings.HasPrefix(e.Name(), prefix) {
+			t.Errorf("the cgroup of a finished call is left: %s", filepath.Join(exectransport.CgroupParent(), e.Name()))
 		}
 	}
+}
+
+func TestCallCgroupsAreRemoved(t *testing.T) {
+	if exectransport.CgroupParent() == "" {
+		t.Fatal("this host cannot create cgroups for plugin calls")
+	}
+	for _, how := range []string{escapes["setsid"], cgroupEscapes["to a cgroup below"]} {
+		p, _ := leakyPlugin(t, how)
+		for range 3 {
+			_, err := p.Admit(context.Background(), request("call-1"))
+			require.Error(t, err)
+		}
+	}
+	assertNoCallCgroupsLeft(t)
 }
 
 // Case 7 of issue 12: stderr went into the error, and from there into the
