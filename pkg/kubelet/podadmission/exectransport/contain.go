@@ -101,19 +101,15 @@ func (c *container) start(cmd *exec.Cmd, run *execution) error {
 	cmd.SysProcAttr = sys
 	if useSentinels() {
 		s, err := startSentinel(run.sentinelPath, run.sentinelFiles, cgroupFD)
-		switch {
-		case err == nil:
-			c.sentinel = s
-			if err := s.start(cmd); err != nil {
-				return err
-			}
-			c.pluginPid = cmd.Process.Pid
-			return nil
-		case sentinelRefused(err):
-			refuseSentinels(err)
-		default:
+		if err != nil {
 			return err
 		}
+		c.sentinel = s
+		if err := s.start(cmd); err != nil {
+			return err
+		}
+		c.pluginPid = cmd.Process.Pid
+		return nil
 	}
 	// The plugin is the init of the namespace.
 	sys.Cloneflags = syscall.CLONE_NEWPID

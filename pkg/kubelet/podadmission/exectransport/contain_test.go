@@ -7,6 +7,7 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -307,4 +308,53 @@ func TestStaleCallCgroupsAreSweptAway(t *testing.T) {
 	assert.NoDirExists(t, stale)
 	assert.Error(t, leftover.Wait(), "the leftover process was killed")
 	assert.DirExists(t, live, "the cgroups of a live process are its own")
+}
+
+// A call's plugin runs in a PID namespace of its own, whose init, the
+// sentinel, is stopped in the call's cgroup and never runs.
+func TestCallRunsInItsOwnPIDNamespaceUnderAStoppedInit(t *testing.T) {
+	parent := exectransport.CgroupParent()
+	if parent == "" {
+		t.Fatal("this host cannot create cgroups for plugin calls")
+	}
+	p, pidFile := scriptPlugin(t, `read -r pid rest < /proc/self/stat; echo "$pid" > "$PIDFILE"; exec sleep 300`)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.Admit(ctx, request("call-1"))
+		done <- err
+	}()
+	require.Eventually(t, func() bool { data, _ := os.ReadFile(pidFile); return len(data) > 0 }, 10*time.Second, 10*time.Millisecond)
+	plugin := readPid(t, pidFile)
+
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", plugin))
+	require.NoError(t, err)
+	assert.Regexp(t, fmt.Sprintf(`(?m)^NSpid:\t%d\t([2-9]|[1-9][0-9]+)$`, plugin), string(status), "the plugin is in a namespace of its own, not its init")
+
+	self, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", plugin))
+	require.NoError(t, err)
+	m := regexp.MustCompile(`(?m)^0::(.*)$`).FindStringSubmatch(string(self))
+	require.NotNil(t, m, "cgroups of the plugin: %s", self)
+	callCgroup := filepath.Join(exectransport.CgroupMount(), m[1])
+	procs, err := os.ReadFile(filepath.Join(callCgroup, "cgroup.procs"))
+	require.NoError(t, err)
+	var inits []int
+	for _, field := range strings.Fields(string(procs)) {
+		if pid, _ := strconv.Atoi(field); pid != plugin {
+			inits = append(inits, pid)
+		}
+	}
+	require.Len(t, inits, 1, "the cgroup holds the plugin and the namespace's init")
+	state, ok := procState(inits[0])
+	require.True(t, ok)
+	assert.Equal(t, "t", state, "the init is stopped, traced")
+	initStatus, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", inits[0]))
+	require.NoError(t, err)
+	assert.Regexp(t, fmt.Sprintf(`(?m)^NSpid:\t%d\t1$`, inits[0]), string(initStatus))
+
+	cancel()
+	require.ErrorIs(t, <-done, context.Canceled)
+	assertDead(t, plugin)
+	assertGone(t, inits[0])
+	assertNoCallCgroupsLeft(t)
 }

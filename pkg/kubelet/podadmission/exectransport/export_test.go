@@ -12,6 +12,7 @@ func ForceNoCgroup(t testing.TB) {
 // ForceNoSentinel makes each plugin of the test the init of its call's PID
 // namespace, as on a host that refuses ptrace.
 func ForceNoSentinel(t testing.TB) {
+	useSentinels()
 	sentinelsMu.Lock()
 	was := sentinelsUnavailable
 	sentinelsUnavailable = true

@@ -47,38 +47,41 @@ type sentinel struct {
 }
 
 var (
-	sentinelsRefused     sync.Once
+	sentinelsProbed      sync.Once
 	sentinelsUnavailable bool
 	sentinelsMu          sync.RWMutex
 )
 
-// useSentinels says whether calls run under a sentinel.
+// useSentinels says whether calls run under a sentinel. The first call
+// finds out: a sentinel of this process's own executable is started (it
+// stops before it runs) and killed.
 func useSentinels() bool {
+	sentinelsProbed.Do(func() {
+		s, err := startSentinel("/proc/self/exe", nil, -1)
+		if err == nil {
+			err = s.reap()
+		}
+		if err != nil {
+			sentinelsMu.Lock()
+			sentinelsUnavailable = true
+			sentinelsMu.Unlock()
+			klog.Background().Info("Cannot start a traced init for the PID namespaces of Exec pod admission plugin calls (is ptrace refused?); each plugin is the init of its call's PID namespace instead: processes it leaves behind are killed when it exits, but not reported",
+				"err", err)
+		}
+	})
 	sentinelsMu.RLock()
 	defer sentinelsMu.RUnlock()
 	return !sentinelsUnavailable
-}
-
-// refuseSentinels records that the kernel refused a sentinel with err.
-func refuseSentinels(err error) {
-	sentinelsMu.Lock()
-	sentinelsUnavailable = true
-	sentinelsMu.Unlock()
-	sentinelsRefused.Do(func() {
-		klog.Background().Info("Cannot trace the init process of Exec pod admission plugin calls' PID namespaces (ptrace is refused); each plugin is the init of its call's PID namespace instead: processes it leaves behind are killed when it exits, but not reported",
-			"err", err)
-	})
 }
 
 // startSentinel starts the init of a new PID namespace, in cgroupFD's
 // cgroup unless it is negative, by executing image (path, with files),
 // which stops before it runs.
 func startSentinel(path string, files []uintptr, cgroupFD int) (*sentinel, error) {
-	null, err := os.Open(os.DevNull)
+	null, err := devNull()
 	if err != nil {
 		return nil, err
 	}
-	defer null.Close()
 	sys := &syscall.SysProcAttr{
 		Ptrace:     true,
 		Cloneflags: syscall.CLONE_NEWPID,
@@ -107,11 +110,8 @@ func startSentinel(path string, files []uintptr, cgroupFD int) (*sentinel, error
 	return s, nil
 }
 
-// sentinelRefused says whether err, from startSentinel, is the kernel
-// refusing ptrace rather than a failure to run the image.
-func sentinelRefused(err error) bool {
-	return errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.ENOSYS)
-}
+// devNull is the sentinel's stdin, stdout and stderr, opened once.
+var devNull = sync.OnceValues(func() (*os.File, error) { return os.Open(os.DevNull) })
 
 // hostPIDNamespace is this process's own PID namespace, open, to return a
 // thread to once it started a plugin in a call's namespace.

@@ -58,16 +58,30 @@ const (
 // read as they are here; it is refused rather than guessed at.
 var errELFFormat = errors.New("not an ELF file the kernel loads")
 
+// Where the fields elfInterpreter reads are, in the ELF header and in a
+// program header, for each class (elf.Header64, elf.Prog64, elf.Header32,
+// elf.Prog32).
+type elfLayout struct {
+	headerSize, phoff, phoffSize, phentsize, phnum int
+	progSize, progOff, progFilesz, wordSize        int
+}
+
+var (
+	elf64Layout = elfLayout{headerSize: 64, phoff: 32, phoffSize: 8, phentsize: 54, phnum: 56, progSize: 56, progOff: 8, progFilesz: 32, wordSize: 8}
+	elf32Layout = elfLayout{headerSize: 52, phoff: 28, phoffSize: 4, phentsize: 42, phnum: 44, progSize: 32, progOff: 4, progFilesz: 16, wordSize: 4}
+)
+
 // elfInterpreter returns the dynamic loader an ELF binary names in its
 // first PT_INTERP program header, which is the one the kernel loads, or ""
-// when it has none (statically linked).
+// when it has none (statically linked). It reads the header and the
+// program headers with one read each: it runs before every call.
 func elfInterpreter(r io.ReaderAt) (string, error) {
-	var ident [elf.EI_NIDENT]byte
-	if _, err := r.ReadAt(ident[:], 0); err != nil {
+	header := make([]byte, elf64Layout.headerSize)
+	if _, err := r.ReadAt(header, 0); err != nil && !(errors.Is(err, io.EOF) && isELF(header)) {
 		return "", err
 	}
 	var order binary.ByteOrder
-	switch elf.Data(ident[elf.EI_DATA]) {
+	switch elf.Data(header[elf.EI_DATA]) {
 	case elf.ELFDATA2LSB:
 		order = binary.LittleEndian
 	case elf.ELFDATA2MSB:
@@ -75,50 +89,37 @@ func elfInterpreter(r io.ReaderAt) (string, error) {
 	default:
 		return "", errELFFormat
 	}
-	var (
-		phoff             uint64
-		phentsize, phnum  uint16
-		wantPhentsize     uint16
-		readProgramHeader func(off int64) (elf.ProgType, uint64, uint64, error)
-	)
-	header := io.NewSectionReader(r, 0, 1<<63-1)
-	switch elf.Class(ident[elf.EI_CLASS]) {
+	var l elfLayout
+	switch elf.Class(header[elf.EI_CLASS]) {
 	case elf.ELFCLASS64:
-		var h elf.Header64
-		if err := binary.Read(header, order, &h); err != nil {
-			return "", err
-		}
-		phoff, phentsize, phnum, wantPhentsize = h.Phoff, h.Phentsize, h.Phnum, uint16(binary.Size(elf.Prog64{}))
-		readProgramHeader = func(off int64) (elf.ProgType, uint64, uint64, error) {
-			var p elf.Prog64
-			err := binary.Read(io.NewSectionReader(r, off, int64(wantPhentsize)), order, &p)
-			return elf.ProgType(p.Type), p.Off, p.Filesz, err
-		}
+		l = elf64Layout
 	case elf.ELFCLASS32:
-		var h elf.Header32
-		if err := binary.Read(header, order, &h); err != nil {
-			return "", err
-		}
-		phoff, phentsize, phnum, wantPhentsize = uint64(h.Phoff), h.Phentsize, h.Phnum, uint16(binary.Size(elf.Prog32{}))
-		readProgramHeader = func(off int64) (elf.ProgType, uint64, uint64, error) {
-			var p elf.Prog32
-			err := binary.Read(io.NewSectionReader(r, off, int64(wantPhentsize)), order, &p)
-			return elf.ProgType(p.Type), uint64(p.Off), uint64(p.Filesz), err
-		}
+		l = elf32Layout
 	default:
 		return "", errELFFormat
 	}
-	if phentsize != wantPhentsize || phnum == 0 || int(phnum)*int(phentsize) > maxProgramHeadersSize || phoff > 1<<62 {
+	word := func(b []byte, off, size int) uint64 {
+		if size == 8 {
+			return order.Uint64(b[off:])
+		}
+		return uint64(order.Uint32(b[off:]))
+	}
+	phoff := word(header, l.phoff, l.phoffSize)
+	phentsize := int(order.Uint16(header[l.phentsize:]))
+	phnum := int(order.Uint16(header[l.phnum:]))
+	if phentsize != l.progSize || phnum == 0 || phnum*phentsize > maxProgramHeadersSize || phoff > 1<<62 {
 		return "", errELFFormat
 	}
-	for i := range int64(phnum) {
-		typ, off, size, err := readProgramHeader(int64(phoff) + i*int64(phentsize))
-		if err != nil {
-			return "", err
-		}
-		if typ != elf.PT_INTERP {
+	progs := make([]byte, phnum*phentsize)
+	if _, err := r.ReadAt(progs, int64(phoff)); err != nil {
+		return "", err
+	}
+	for i := range phnum {
+		prog := progs[i*phentsize:]
+		if elf.ProgType(order.Uint32(prog)) != elf.PT_INTERP {
 			continue
 		}
+		off, size := word(prog, l.progOff, l.wordSize), word(prog, l.progFilesz, l.wordSize)
 		if size < 2 || size > maxInterpreterSize || off > 1<<62 {
 			return "", errELFFormat
 		}
