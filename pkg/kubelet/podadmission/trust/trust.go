@@ -10,6 +10,11 @@
 // directories the symlinks sit in, must be owned by root and must not be
 // writable by its group or others. A world-writable directory with the
 // sticky bit (/tmp) is not trusted either: anyone may create names in it.
+//
+// An executable is more than its file: the kernel also runs a script's
+// interpreters and a binary's dynamic loader, and the environment can make
+// the loader or an interpreter load code from elsewhere. OpenExecutableIn
+// (executable.go) and CheckEnv (env.go) check those the same way.
 package trust
 
 import (
