@@ -102,9 +102,7 @@ func startSentinel(path string, files []uintptr, cgroupFD int) (*sentinel, error
 	}
 	s := &sentinel{pid: pid}
 	if s.ns, err = os.Open(fmt.Sprintf("/proc/%d/ns/pid", pid)); err != nil {
-		s.kill()
-		var ws unix.WaitStatus
-		_, _ = unix.Wait4(pid, &ws, 0, nil)
+		s.release()
 		return nil, fmt.Errorf("cannot open the call's PID namespace: %w", err)
 	}
 	return s, nil
