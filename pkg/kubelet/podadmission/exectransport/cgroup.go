@@ -45,6 +45,16 @@ func newCallCgroup(parent, plugin string, seq uint64) (*callCgroup, error) {
 	return &callCgroup{dir: dir, fd: fd}, nil
 }
 
+// count counts the processes in the cgroup and every cgroup below it. An
+// exited process is not counted.
+func (c *callCgroup) count() (int, error) {
+	if c.empty() {
+		return 0, nil
+	}
+	pids, err := c.pids()
+	return len(pids), err
+}
+
 // pids lists the processes in the cgroup and every cgroup below it. An
 // exited process is no longer listed.
 func (c *callCgroup) pids() ([]int, error) {
@@ -54,11 +64,7 @@ func (c *callCgroup) pids() ([]int, error) {
 		if err != nil {
 			return err
 		}
-		for _, field := range bytes.Fields(procs) {
-			if pid, err := strconv.Atoi(string(field)); err == nil {
-				pids = append(pids, pid)
-			}
-		}
+		pids = append(pids, pidList(procs)...)
 		return nil
 	})
 	return pids, err
@@ -129,7 +135,8 @@ func (c *callCgroup) killListed() error {
 	return fmt.Errorf("processes of the call's cgroup %s keep appearing", c.dir)
 }
 
-// empty says whether no process is left in the cgroup or below it.
+// empty says whether no process is left in the cgroup or below it: one
+// read of cgroup.events, whose "populated" covers the cgroups below.
 func (c *callCgroup) empty() bool {
 	events, err := os.ReadFile(filepath.Join(c.dir, "cgroup.events"))
 	if err != nil {
@@ -160,6 +167,10 @@ func (c *callCgroup) release() {
 	if c.fd >= 0 {
 		_ = unix.Close(c.fd)
 		c.fd = -1
+	}
+	// The usual case: no cgroup below it.
+	if err := unix.Rmdir(c.dir); err == nil || errors.Is(err, unix.ENOENT) {
+		return
 	}
 	if err := removeCgroupTree(c.dir); err != nil {
 		klog.Background().Error(err, "Cannot remove the cgroup of an Exec pod admission plugin call", "cgroup", c.dir)

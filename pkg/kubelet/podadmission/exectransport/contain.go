@@ -1,11 +1,11 @@
 package exectransport
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -19,20 +19,22 @@ import (
 // group, its parent or its cgroup, but not its PID namespace. Each call
 // runs in a container of its own, made of two parts:
 //
-//   - a PID namespace (pidns.go), whose init is a sentinel: killing it at
-//     the end of the call kills every process of the call, wherever it
-//     moved;
+//   - a PID namespace (pidns.go), whose init is a sentinel: when the
+//     plugin exits, what it left running is counted among the sentinel's
+//     descendants (proctree.go), wherever it moved, and that is an error
+//     that fails the call closed; killing the sentinel then kills every
+//     process of the call;
 //   - a cgroup v2 child of the kubelet's own cgroup (cgroup.go), which the
-//     plugin and the sentinel are born into: when the plugin exits, the
-//     processes left in the cgroup and the cgroups below it are counted,
-//     and that is an error that fails the call closed. Then everything is
-//     killed and the cgroups are removed.
+//     plugin is born into (the sentinel stays in the kubelet's cgroup, so
+//     that "populated 0" says the plugin left nothing there): cgroup.kill
+//     kills what is in it and the cgroups below it, and the cgroups are
+//     removed. Where /proc lists no children, the processes left in the
+//     cgroup and below it are the ones counted.
 //
 // The kubelet needs cgroup v2 since v1.35 (failCgroupV1); where no cgroup
-// can be made (a hybrid host whose unified hierarchy the process is not
-// in, a tool such as podadmctl run outside a kubelet's cgroup) calls run
-// in their PID namespace only: the processes left behind are killed, not
-// counted. If the PID namespace cannot be made, calls fail closed.
+// can be made (a cgroup v1 host, a tool such as podadmctl run outside a
+// kubelet's cgroup) calls run in their PID namespace only, counted the
+// same way. If the PID namespace cannot be made, calls fail closed.
 
 // container holds the processes of one call.
 type container struct {
@@ -54,8 +56,10 @@ var (
 )
 
 // forceNoCgroup makes calls run without a cgroup; tests set it to exercise
-// the PID namespace alone on a host with cgroup v2.
-var forceNoCgroup atomic.Bool
+// the PID namespace alone on a host with cgroup v2. forceCgroupCount makes
+// calls count what a plugin left in its cgroup, as where /proc lists no
+// children.
+var forceNoCgroup, forceCgroupCount atomic.Bool
 
 // newContainer returns a container for one call of plugin.
 func newContainer(plugin string) (*container, error) {
@@ -93,14 +97,12 @@ func decideContainment() {
 // execute the plugin's file (execfd.go), which the sentinel executes too.
 func (c *container) start(cmd *exec.Cmd, run *execution) error {
 	sys := &syscall.SysProcAttr{}
-	cgroupFD := -1
 	if c.cgroup != nil {
 		sys.UseCgroupFD, sys.CgroupFD = true, c.cgroup.fd
-		cgroupFD = c.cgroup.fd
 	}
 	cmd.SysProcAttr = sys
 	if useSentinels() {
-		s, err := startSentinel(run.sentinelPath, run.sentinelFiles, cgroupFD)
+		s, err := startSentinel(run.sentinelPath, run.sentinelFiles)
 		if err != nil {
 			return err
 		}
@@ -120,18 +122,32 @@ func (c *container) start(cmd *exec.Cmd, run *execution) error {
 	return nil
 }
 
-// others counts the processes of the call other than the plugin's own,
-// which has exited (an exited process is no longer listed in a cgroup) and
-// the sentinel; -1 when they cannot be counted.
+// others counts the processes of the call still running other than the
+// plugin's own, which has exited, and the sentinel: the sentinel's
+// descendants, or where /proc does not list them, the processes in the
+// call's cgroup and below it; -1 when they cannot be counted (the plugin
+// is the namespace's init, or neither list can be read).
 func (c *container) others() int {
-	if c.cgroup == nil || c.sentinel == nil {
+	if c.sentinel == nil {
 		return -1
 	}
-	pids, err := c.cgroup.pids()
+	if !forceCgroupCount.Load() {
+		n, err := liveDescendants(c.sentinel.pid)
+		if err == nil {
+			return n
+		}
+		if !errors.Is(err, errNoChildrenList) {
+			return -1
+		}
+	}
+	if c.cgroup == nil {
+		return -1
+	}
+	n, err := c.cgroup.count()
 	if err != nil {
 		return -1
 	}
-	return len(slices.DeleteFunc(pids, func(pid int) bool { return pid == c.sentinel.pid }))
+	return n
 }
 
 // kill kills every process of the call. Those in the call's cgroup are

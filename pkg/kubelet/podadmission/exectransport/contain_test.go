@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	configv1alpha1 "github.com/podadmission/podadmission/pkg/apis/config/v1alpha1"
+	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
 	"github.com/podadmission/podadmission/pkg/kubelet/podadmission/exectransport"
 	"github.com/podadmission/podadmission/pkg/kubelet/podadmission/trust/trusttest"
 	"github.com/podadmission/podadmission/test/testplugin/build"
@@ -96,52 +97,64 @@ var escapes = map[string]string{
 	"holding stdout": `setsid ` + leaked + ` &`,
 }
 
-func TestEscapedChildFailsTheCallAndIsKilled(t *testing.T) {
-	if exectransport.CgroupParent() == "" {
-		t.Fatal("this host cannot create cgroups for plugin calls; the counting of escaped children is tested with cgroup v2")
-	}
-	for name, how := range escapes {
-		t.Run(name, func(t *testing.T) {
-			p, pidFile := leakyPlugin(t, how)
-			resp, err := p.Admit(testContext(t), request("call-1"))
-			assert.Nil(t, resp, "an answer from a plugin that leaves processes behind does not count")
-			require.Error(t, err)
-			want := []string{"left 1 process running after it exited; killed"}
-			if name == "daemonize" {
-				// The first child may not have exited yet when the
-				// plugin answers.
-				want = append(want, "left 2 processes running after it exited; killed")
-			}
-			assert.Contains(t, want, err.Error())
-			assertDead(t, readPid(t, pidFile))
-			assertNoZombieChildren(t)
-		})
-	}
+// countModes are the ways a call counts what its plugin left: among the
+// descendants of its namespace's init, wherever they moved; in its cgroup
+// and below it, as on a kernel whose /proc lists no children; and in its
+// namespace on a host where no cgroup can be made for the calls (cgroup
+// v1, a tool run outside the kubelet's cgroup).
+var countModes = map[string]func(testing.TB){
+	"namespace":            func(testing.TB) {},
+	"cgroup":               exectransport.ForceCgroupCount,
+	"namespace, no cgroup": exectransport.ForceNoCgroup,
 }
 
-// Without a cgroup (a host where none can be made for the calls) and
-// where ptrace is refused (the plugin is then the init of its namespace),
-// every escape is killed when the plugin exits, but cannot be counted.
-func TestEscapedChildIsKilledInAPIDNamespace(t *testing.T) {
-	for mode, tc := range map[string]struct {
-		force   func(testing.TB)
-		escapes map[string]string
-	}{
-		"no cgroup":   {exectransport.ForceNoCgroup, escapes},
-		"no sentinel": {exectransport.ForceNoSentinel, allEscapes()},
-	} {
+// requireLeftBehind asserts the error of a call whose plugin answered
+// "allowed" after it started how, which left processes behind.
+func requireLeftBehind(t *testing.T, resp *podadmissionv1alpha1.PodAdmissionResponse, err error, how string) {
+	t.Helper()
+	assert.Nil(t, resp, "an answer from a plugin that leaves processes behind does not count")
+	require.Error(t, err)
+	want := []string{"left 1 process running after it exited; killed"}
+	if how == escapes["daemonize"] {
+		// The first child may not have exited yet when the plugin
+		// answers.
+		want = append(want, "left 2 processes running after it exited; killed")
+	}
+	assert.Contains(t, want, err.Error())
+}
+
+func TestEscapedChildFailsTheCallAndIsKilled(t *testing.T) {
+	if exectransport.CgroupParent() == "" {
+		t.Fatal("this host cannot create cgroups for plugin calls; the counting of escaped children in a cgroup is tested with cgroup v2")
+	}
+	for mode, force := range countModes {
 		t.Run(mode, func(t *testing.T) {
-			tc.force(t)
-			for name, how := range tc.escapes {
+			force(t)
+			for name, how := range escapes {
 				t.Run(name, func(t *testing.T) {
 					p, pidFile := leakyPlugin(t, how)
 					resp, err := p.Admit(testContext(t), request("call-1"))
-					require.NoError(t, err, "escaped processes cannot be counted here, only killed")
-					assert.True(t, resp.Allowed)
+					requireLeftBehind(t, resp, err, how)
 					assertDead(t, readPid(t, pidFile))
 					assertNoZombieChildren(t)
 				})
 			}
+		})
+	}
+}
+
+// Where ptrace is refused (the plugin is then the init of its namespace),
+// every escape is killed when the plugin exits, but cannot be counted.
+func TestEscapedChildIsKilledWithoutASentinel(t *testing.T) {
+	exectransport.ForceNoSentinel(t)
+	for name, how := range allEscapes() {
+		t.Run(name, func(t *testing.T) {
+			p, pidFile := leakyPlugin(t, how)
+			resp, err := p.Admit(testContext(t), request("call-1"))
+			require.NoError(t, err, "escaped processes cannot be counted here, only killed")
+			assert.True(t, resp.Allowed)
+			assertDead(t, readPid(t, pidFile))
+			assertNoZombieChildren(t)
 		})
 	}
 }
@@ -190,14 +203,30 @@ exec sleep 300) </dev/null >/dev/null 2>&1 &`,
 exec sleep 300) </dev/null >/dev/null 2>&1 &`,
 }
 
-func TestChildThatLeavesTheCallsCgroupIsKilled(t *testing.T) {
+// A child that moved itself out of the call's cgroup cannot leave the
+// call's PID namespace: it is counted there, fails the call, and the end
+// of the namespace kills it.
+func TestChildThatLeavesTheCallsCgroupIsCountedAndKilled(t *testing.T) {
 	if exectransport.CgroupParent() == "" {
 		t.Fatal("this host cannot create cgroups for plugin calls")
 	}
 	p, pidFile := leakyPlugin(t, cgroupEscapes["to the parent cgroup"])
 	resp, err := p.Admit(testContext(t), request("call-1"))
-	// Out of the cgroup it is not counted, but it cannot leave the call's
-	// PID namespace, whose end kills it.
+	assert.Nil(t, resp)
+	require.EqualError(t, err, "left 1 process running after it exited; killed")
+	assertDead(t, readPid(t, pidFile))
+	assertNoCallCgroupsLeft(t)
+}
+
+// Where /proc lists no children, what left the call's cgroup is not
+// counted, but it is killed all the same.
+func TestChildThatLeavesTheCallsCgroupIsKilledWhenCountedByCgroup(t *testing.T) {
+	if exectransport.CgroupParent() == "" {
+		t.Fatal("this host cannot create cgroups for plugin calls")
+	}
+	exectransport.ForceCgroupCount(t)
+	p, pidFile := leakyPlugin(t, cgroupEscapes["to the parent cgroup"])
+	resp, err := p.Admit(testContext(t), request("call-1"))
 	require.NoError(t, err)
 	assert.True(t, resp.Allowed)
 	assertDead(t, readPid(t, pidFile))
@@ -208,12 +237,17 @@ func TestChildThatHidesInACgroupBelowIsCountedAndKilled(t *testing.T) {
 	if exectransport.CgroupParent() == "" {
 		t.Fatal("this host cannot create cgroups for plugin calls")
 	}
-	p, pidFile := leakyPlugin(t, cgroupEscapes["to a cgroup below"])
-	resp, err := p.Admit(testContext(t), request("call-1"))
-	assert.Nil(t, resp)
-	require.EqualError(t, err, "left 1 process running after it exited; killed")
-	assertDead(t, readPid(t, pidFile))
-	assertNoCallCgroupsLeft(t)
+	for _, mode := range []string{"namespace", "cgroup"} {
+		t.Run(mode, func(t *testing.T) {
+			countModes[mode](t)
+			p, pidFile := leakyPlugin(t, cgroupEscapes["to a cgroup below"])
+			resp, err := p.Admit(testContext(t), request("call-1"))
+			assert.Nil(t, resp)
+			require.EqualError(t, err, "left 1 process running after it exited; killed")
+			assertDead(t, readPid(t, pidFile))
+			assertNoCallCgroupsLeft(t)
+		})
+	}
 }
 
 // assertNoCallCgroupsLeft asserts that every cgroup of this test process's
@@ -336,25 +370,71 @@ func TestCallRunsInItsOwnPIDNamespaceUnderAStoppedInit(t *testing.T) {
 	m := regexp.MustCompile(`(?m)^0::(.*)$`).FindStringSubmatch(string(self))
 	require.NotNil(t, m, "cgroups of the plugin: %s", self)
 	callCgroup := filepath.Join(exectransport.CgroupMount(), m[1])
+	assert.Equal(t, exectransport.CgroupParent(), filepath.Dir(callCgroup), "the plugin is in a cgroup of the call")
 	procs, err := os.ReadFile(filepath.Join(callCgroup, "cgroup.procs"))
 	require.NoError(t, err)
-	var inits []int
-	for _, field := range strings.Fields(string(procs)) {
-		if pid, _ := strconv.Atoi(field); pid != plugin {
-			inits = append(inits, pid)
-		}
-	}
-	require.Len(t, inits, 1, "the cgroup holds the plugin and the namespace's init")
-	state, ok := procState(inits[0])
+	assert.Equal(t, []string{strconv.Itoa(plugin)}, strings.Fields(string(procs)), "the call's cgroup holds the plugin only")
+
+	// The namespace's init is the plugin's parent there, stopped, and in
+	// this process's cgroup.
+	init := nsInit(t, plugin)
+	state, ok := procState(init)
 	require.True(t, ok)
 	assert.Equal(t, "t", state, "the init is stopped, traced")
-	initStatus, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", inits[0]))
+	initStatus, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", init))
 	require.NoError(t, err)
-	assert.Regexp(t, fmt.Sprintf(`(?m)^NSpid:\t%d\t1$`, inits[0]), string(initStatus))
+	assert.Regexp(t, fmt.Sprintf(`(?m)^NSpid:\t%d\t1$`, init), string(initStatus))
+	initCgroup, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", init))
+	require.NoError(t, err)
+	ownCgroup, err := os.ReadFile("/proc/self/cgroup")
+	require.NoError(t, err)
+	assert.Equal(t, string(ownCgroup), string(initCgroup), "the init is not in the call's cgroup")
 
 	cancel()
 	require.ErrorIs(t, <-done, context.Canceled)
 	assertDead(t, plugin)
-	assertGone(t, inits[0])
+	assertGone(t, init)
 	assertNoCallCgroupsLeft(t)
+}
+
+// nsInit returns the host pid of the init of pid's PID namespace: the
+// child of this process, other than pid, in pid's namespace.
+func nsInit(t *testing.T, pid int) int {
+	t.Helper()
+	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid))
+	require.NoError(t, err)
+	tasks, err := os.ReadDir("/proc/self/task")
+	require.NoError(t, err)
+	var children []string
+	for _, task := range tasks {
+		list, err := os.ReadFile(fmt.Sprintf("/proc/self/task/%s/children", task.Name()))
+		require.NoError(t, err)
+		children = append(children, strings.Fields(string(list))...)
+	}
+	for _, child := range children {
+		c, _ := strconv.Atoi(child)
+		if c == pid {
+			continue
+		}
+		if theirs, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", c)); err == nil && theirs == ns {
+			return c
+		}
+	}
+	t.Fatalf("no child of this process is the init of %s", ns)
+	return 0
+}
+
+// A child that exited before the plugin, without being reaped, is a zombie
+// of the namespace's init, which never reaps: it runs nothing and is not
+// left running.
+func TestExitedChildIsNotCountedAsLeftRunning(t *testing.T) {
+	p, pidFile := scriptPlugin(t, `(sh -c 'read -r pid rest < /proc/self/stat; echo $pid > "$PIDFILE"' &)
+`+waitForPidFile+`pid=$(cat "$PIDFILE")
+while [ -e /proc/$pid ] && [ "$(sed 's/.*) //' /proc/$pid/stat | cut -c1)" != Z ]; do sleep 0.01; done
+`+answerAllowed)
+	resp, err := p.Admit(testContext(t), request("call-1"))
+	require.NoError(t, err)
+	assert.True(t, resp.Allowed)
+	assertGone(t, readPid(t, pidFile))
+	assertNoZombieChildren(t)
 }

@@ -9,6 +9,13 @@ func ForceNoCgroup(t testing.TB) {
 	t.Cleanup(func() { forceNoCgroup.Store(false) })
 }
 
+// ForceCgroupCount makes the calls of the test count what their plugin
+// left in its cgroup, as on a kernel whose /proc lists no children.
+func ForceCgroupCount(t testing.TB) {
+	forceCgroupCount.Store(true)
+	t.Cleanup(func() { forceCgroupCount.Store(false) })
+}
+
 // ForceNoSentinel makes each plugin of the test the init of its call's PID
 // namespace, as on a host that refuses ptrace.
 func ForceNoSentinel(t testing.TB) {

@@ -57,7 +57,7 @@ var (
 // stops before it runs) and killed.
 func useSentinels() bool {
 	sentinelsProbed.Do(func() {
-		s, err := startSentinel("/proc/self/exe", nil, -1)
+		s, err := startSentinel("/proc/self/exe", nil)
 		if err == nil {
 			err = s.reap()
 		}
@@ -74,10 +74,10 @@ func useSentinels() bool {
 	return !sentinelsUnavailable
 }
 
-// startSentinel starts the init of a new PID namespace, in cgroupFD's
-// cgroup unless it is negative, by executing image (path, with files),
-// which stops before it runs.
-func startSentinel(path string, files []uintptr, cgroupFD int) (*sentinel, error) {
+// startSentinel starts the init of a new PID namespace by executing path
+// with files, which stops before it runs. It stays in this process's
+// cgroup.
+func startSentinel(path string, files []uintptr) (*sentinel, error) {
 	null, err := devNull()
 	if err != nil {
 		return nil, err
@@ -86,9 +86,6 @@ func startSentinel(path string, files []uintptr, cgroupFD int) (*sentinel, error
 		Ptrace:     true,
 		Cloneflags: syscall.CLONE_NEWPID,
 		Pdeathsig:  syscall.SIGKILL,
-	}
-	if cgroupFD >= 0 {
-		sys.UseCgroupFD, sys.CgroupFD = true, cgroupFD
 	}
 	stdio := []uintptr{null.Fd(), null.Fd(), null.Fd()}
 	pid, err := syscall.ForkExec(path, []string{"pod-admission-call-init"}, &syscall.ProcAttr{
