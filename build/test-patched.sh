@@ -61,8 +61,11 @@ KNOWN_FLAKES='^TestWaitForAllPodsUnmount$'
 upstream_go test -count=1 -skip "${KNOWN_FLAKES}" "${PACKAGES[@]}" "${AFFECTED_PACKAGES[@]}"
 if [[ ${#E2E_PACKAGES[@]} -gt 0 ]]; then
   log "compiling the e2e packages the series changes: ${E2E_PACKAGES[*]}"
+  upstream_go build "${E2E_PACKAGES[@]}"
   for pkg in "${E2E_PACKAGES[@]}"; do
-    upstream_go test -c -o /dev/null "${pkg}"
+    if compgen -G "${SRC_DIR}/${pkg}*_test.go" >/dev/null; then
+      upstream_go test -c -o /dev/null "${pkg}"
+    fi
   done
 fi
 verify_no_drift "${SRC_DIR}" "${pristine}" "go test in the patched tree"
