@@ -60,6 +60,13 @@ var (
 		StabilityLevel: metrics.ALPHA,
 	})
 
+	heldContainers = metrics.NewGauge(&metrics.GaugeOpts{
+		Subsystem:      metricsSubsystem,
+		Name:           "pod_admission_held_containers",
+		Help:           "Containers of admitted pods the kubelet does not start now because pod admission plugins have not admitted the update that adds or changes them (an ephemeral container, a replaced image).",
+		StabilityLevel: metrics.ALPHA,
+	})
+
 	configReloadsTotal = metrics.NewCounterVec(&metrics.CounterOpts{
 		Subsystem:      metricsSubsystem,
 		Name:           "pod_admission_config_reloads_total",
@@ -101,6 +108,6 @@ var registerMetricsOnce sync.Once
 // pluginMetrics keep the series they look up.
 func registerMetrics() {
 	registerMetricsOnce.Do(func() {
-		legacyregistry.MustRegister(pluginDuration, decisionsTotal, blockedPods, configReloadsTotal)
+		legacyregistry.MustRegister(pluginDuration, decisionsTotal, blockedPods, heldContainers, configReloadsTotal)
 	})
 }

@@ -16,6 +16,7 @@ func resetMetrics() {
 	pluginDuration.Reset()
 	decisionsTotal.Reset()
 	blockedPods.Set(0)
+	heldContainers.Set(0)
 	configReloadsTotal.Reset()
 }
 
