@@ -102,6 +102,15 @@ release: kubelet ## Package UPSTREAM's kubelet (with podadmctl and pod-security-
 	@$(MAKE) --no-print-directory $(MINOR_BIN)/podadmctl $(MINOR_BIN)/pod-security-plugin BIN=$(MINOR_BIN) STAMPS=$(MINOR_STAMPS)
 	UPSTREAM=$(MINOR) build/release.sh
 
+# containerd 2.x and runc, built from the Go module proxy (build/containerd.sh):
+# _output/containerd/<version>/bin/{containerd,containerd-shim-runc-v2,ctr,runc},
+# stamped, rebuilt only when an input changes. The node e2e suite's runtime.
+CONTAINERD_BIN := $(shell build/containerd.sh dir)
+
+.PHONY: containerd
+containerd: ## Build containerd 2.x and runc from the Go module proxy into _output/containerd/<version>/bin.
+	@build/containerd.sh >/dev/null
+
 ##@ Development
 
 .PHONY: generate
@@ -115,7 +124,7 @@ verify: ## gofmt, go vet, generated code up to date.
 ##@ Tests
 
 # What CI runs, in this order (.ci/run times each step).
-TEST_STEPS := verify verify-patches test-build test-unit test-fuzz test-patched test-e2e-node test-other-minors test-packages
+TEST_STEPS := verify verify-patches upstream-status test-build test-unit test-fuzz test-patched test-e2e-node test-upstream-e2e-node-slice test-other-minors test-packages
 .PHONY: test
 test: $(TEST_STEPS) ## Everything CI runs.
 
@@ -128,8 +137,9 @@ test-build: ## Tests of the build scripts (the dependency drift check).
 	build/deps_test.sh
 
 .PHONY: test-unit
-test-unit: ## Unit tests of this module with the race detector.
+test-unit: ## Unit tests of this module (and of build/image, a module of its own) with the race detector.
 	go test -race -count=1 ./...
+	cd build/image && GOWORK=off go test -race -count=1 ./...
 
 .PHONY: test-fuzz
 test-fuzz: ## Run every fuzzer for FUZZTIME.
@@ -152,7 +162,7 @@ test-other-minors: ## Every other buildable minor: kubelet, test-patched (series
 ##@ Benchmarks (each rewrites its own section of BENCHMARKS.md)
 
 .PHONY: bench
-bench: bench-transports bench-reload bench-build bench-e2e ## All benchmarks, side by side, into BENCHMARKS.md.
+bench: bench-transports bench-reload bench-build bench-packages bench-e2e bench-nri ## All benchmarks, side by side, into BENCHMARKS.md.
 
 .PHONY: bench-transports
 bench-transports: ## One admission through Exec and GRPC plugins next to a no-plugin baseline (p50/p99).
@@ -174,6 +184,9 @@ include cmd/cmd.mk
 
 # Node e2e suite, demo and its benchmarks.
 include test/e2e_node/e2e.mk
+
+# Upstream's own node e2e suite against the vanilla and the drop-in kubelet.
+include test/upstream-e2e/upstream-e2e.mk
 
 # The Debian package and the install/rollback cycles of the release.
 include build/package.mk

@@ -74,6 +74,15 @@ minor_of() {
   sed -E 's/^v([0-9]+)\.([0-9]+)\..*/\1-\2/' <<<"$1"
 }
 
+# release_parts VERSION: "MAJOR MINOR PATCH PRE N" of a Kubernetes release,
+# PRE alpha, beta or rc, or "-" (and N 0) for a final release:
+# v1.38.0-beta.0 -> "1 38 0 beta 0", v1.36.5 -> "1 36 5 - 0".
+release_parts() {
+  [[ "$1" =~ ^v([0-9]+)\.([0-9]+)\.([0-9]+)(-(alpha|beta|rc)\.([0-9]+))?$ ]] ||
+    die "$1 is not a Kubernetes release like v1.37.2 or v1.38.0-beta.0"
+  echo "${BASH_REMATCH[1]} ${BASH_REMATCH[2]} ${BASH_REMATCH[3]} ${BASH_REMATCH[5]:--} ${BASH_REMATCH[6]:-0}"
+}
+
 # all_minors: every series directory, oldest minor first.
 all_minors() {
   local f

@@ -1,21 +1,70 @@
-# Packages for node images, and the CI proof that they go on and come off a
-# node cleanly. Included by the top-level Makefile, whose OUTPUT, BIN,
-# release and e2e targets it uses; the build scripts take the Kubernetes
-# version the same way the other targets do (build/lib.sh).
+# Packages and images for node images, and the CI proof that they go on and
+# come off a node cleanly. Included by the top-level Makefile, whose OUTPUT,
+# BIN, MINOR, release and e2e targets it uses; the build scripts take the
+# Kubernetes version the same way the other targets do (build/lib.sh,
+# UPSTREAM=).
 #
 #   make deb             _output/deb/podadmission-kubelet_<upstream>+podadmission.<N>_amd64.deb
-#   make test-packages   install/purge and install/rollback cycles on this machine (root)
+#   make rpm             _output/rpm/podadmission-kubelet-<upstream>+podadmission.<N>-1.x86_64.rpm
+#   make sysext          _output/sysext/podadmission-kubelet-<version>-x86-64.raw
+#   make image           _output/image/kubelet-<version>.oci.tar and .docker.tar
+#   make test-packages   every buildable minor's .deb and .rpm cycled, the sysext and the image checked (root)
+#   make upstream-status the newest patch release of every maintained minor, and which series are behind
 
 DEB_DIR ?= $(OUTPUT)/deb
+RPM_DIR ?= $(OUTPUT)/rpm
+SYSEXT_DIR ?= $(OUTPUT)/sysext
+IMAGE_DIR ?= $(OUTPUT)/image
 
 .PHONY: deb
 deb: release ## Debian package of the drop-in kubelet that diverts the stock one (_output/deb).
-	build/deb/build.sh $(DEB_DIR)
+	UPSTREAM=$(MINOR) build/deb/build.sh $(DEB_DIR)
+
+.PHONY: rpm
+rpm: release ## RPM of the drop-in kubelet that takes over the stock one's /usr/bin/kubelet and gives it back (_output/rpm).
+	@build/host-deps.sh rpmbuild=rpm
+	UPSTREAM=$(MINOR) build/rpm/build.sh $(RPM_DIR)
+
+.PHONY: sysext
+sysext: release ## systemd-sysext image (squashfs .raw) of the drop-in kubelet, Flatcar sysext-bakery layout (_output/sysext).
+	@build/host-deps.sh mksquashfs=squashfs-tools
+	UPSTREAM=$(MINOR) build/sysext.sh $(SYSEXT_DIR)
+
+.PHONY: image
+image: release ## OCI image of the drop-in kubelet for Talos' machine.kubelet.image (IMAGE_BASE= to layer on a base), OCI layout and docker-save tarballs (_output/image).
+	UPSTREAM=$(MINOR) build/image.sh $(IMAGE_DIR)
+
+.PHONY: upstream-status
+upstream-status: ## Each maintained minor: the release its series targets, the newest the Go module proxy serves, which series are behind.
+	build/upstream-status.sh
+
+PACKAGE_TOOLS := lintian=lintian shellcheck=shellcheck rpmbuild=rpm rpmlint=rpmlint busybox=busybox-static \
+	mksquashfs=squashfs-tools unsquashfs=squashfs-tools
 
 # The cycles run the node e2e suite's TestPodSecurityPlugin with the
-# installed kubelet and plugin, so they need what test-e2e-node needs.
+# installed kubelet and plugin of the default minor, so they need what
+# test-e2e-node needs; every other buildable minor's kubelet runs the node
+# e2e smoke in test-other-minors.
 .PHONY: test-packages
-test-packages: deb e2e-binaries e2e-node-binaries e2e-host-deps ## Build the .deb twice (same bytes), lintian, then install/purge it and install.sh/--rollback over a stand-in stock kubelet.
-	@build/host-deps.sh lintian=lintian shellcheck=shellcheck
-	BIN_DIR=$(BIN) E2E_RUNTIME=$(E2E_RUNTIME) E2E_ARTIFACTS=$(E2E_ARTIFACTS) build/deb/test-cycle.sh $(DEB_DIR)
+test-packages: e2e-binaries e2e-node-binaries e2e-host-deps ## Every buildable minor: the .deb and .rpm built twice (same bytes), linted, installed, upgraded under and removed; the sysext and OCI image of the default minor built twice and checked.
+	@build/host-deps.sh $(PACKAGE_TOOLS)
+	@for m in $(BUILDABLE_MINORS); do \
+		$(MAKE) --no-print-directory test-packages-minor UPSTREAM=$$m || exit 1; \
+	done
+	$(MAKE) --no-print-directory test-images UPSTREAM=$(DEFAULT_MINOR)
 
+.PHONY: test-packages-minor
+test-packages-minor: deb rpm
+	BIN_DIR=$(BIN) E2E_RUNTIME=$(E2E_RUNTIME) E2E_ARTIFACTS=$(E2E_ARTIFACTS) \
+		PACKAGE_E2E=$(if $(filter $(MINOR),$(DEFAULT_MINOR)),1,0) UPSTREAM=$(MINOR) build/deb/test-cycle.sh $(DEB_DIR)
+	UPSTREAM=$(MINOR) build/rpm/test-cycle.sh $(RPM_DIR)
+
+.PHONY: test-images
+test-images: sysext image
+	UPSTREAM=$(MINOR) build/sysext-check.sh $(SYSEXT_DIR)
+	UPSTREAM=$(MINOR) build/image-check.sh $(IMAGE_DIR)
+
+.PHONY: bench-packages
+bench-packages: release ## Every node-image artefact of UPSTREAM built twice: sizes, sha256 of both builds, build time (BENCHMARKS.md packages-1-NN).
+	@build/host-deps.sh rpmbuild=rpm mksquashfs=squashfs-tools
+	UPSTREAM=$(MINOR) build/bench-packages.sh

@@ -6,8 +6,11 @@
 # the feature gate, a sample plugin configuration with the plugin it names
 # (pod-security-plugin), podadmctl to validate configurations on the node
 # (both stamped with the kubelet's version; make release builds them),
-# install.sh to install and roll back on images without dpkg, and
-# SHA256SUMS of every other file, which install.sh verifies.
+# install.sh to install and roll back on images without dpkg,
+# bin-url/<version>/bin/linux/amd64/kubelet and kubelet.sha256 (the hex
+# digest alone), the layout the EKS AMI build and kops download a kubelet
+# from (a hard link: the tarball holds the kubelet once), and SHA256SUMS of
+# every other file, which install.sh verifies.
 # The tarball is reproducible: fixed owner, mode and mtime
 # (SOURCE_DATE_EPOCH), sorted.
 
@@ -39,6 +42,10 @@ for entry in "${SHIP[@]}"; do
   mkdir -p "$(dirname "${stage}/${entry#*:}")"
   cp "${entry%%:*}" "${stage}/${entry#*:}"
 done
+url_dir=${stage}/bin-url/${KUBE_GIT_VERSION}/bin/linux/amd64
+mkdir -p "${url_dir}"
+ln "${stage}/kubelet" "${url_dir}/kubelet"
+cut -d' ' -f1 "${stage}/kubelet.sha256" >"${url_dir}/kubelet.sha256"
 (cd "${stage}" && find . -type f ! -name SHA256SUMS -printf '%P\n' | LC_ALL=C sort | xargs -d '\n' sha256sum >SHA256SUMS)
 
 tarball=${release}/${name}.tar.gz

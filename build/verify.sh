@@ -18,6 +18,10 @@ unformatted=$(gofmt -l $(git ls-files '*.go'))
 
 go vet ./... || fail "go vet ./... failed"
 go vet -tags e2e_node ./test/e2e_node/... || fail "go vet -tags e2e_node ./test/e2e_node/... failed"
+# build/image is a module of its own (go-containerregistry stays out of
+# the kubelet's dependencies).
+(cd build/image && GOWORK=off go vet ./... && GOWORK=off go mod tidy -diff >/dev/null) ||
+  fail "build/image: go vet failed or go.mod/go.sum are not tidy (cd build/image && go mod tidy)"
 
 backup=$(mktemp -d)
 trap 'rm -rf "${backup}"' EXIT
@@ -26,6 +30,16 @@ go mod tidy
 if ! git diff --quiet -- go.mod go.sum; then
   fail "go.mod/go.sum are not tidy (run go mod tidy):"$'\n'"$(git diff --stat -- go.mod go.sum)"
   cp "${backup}/go.mod" "${backup}/go.sum" .
+fi
+
+# The NRI comparison's plugin is a module of its own (test/e2e_node/nriplugin).
+nri=test/e2e_node/nriplugin
+(cd "${nri}" && GOWORK=off go vet ./...) || fail "go vet in ${nri} failed"
+cp "${nri}/go.mod" "${nri}/go.sum" "${backup}/"
+(cd "${nri}" && GOWORK=off go mod tidy)
+if ! git diff --quiet -- "${nri}/go.mod" "${nri}/go.sum"; then
+  fail "${nri}/go.mod/go.sum are not tidy (run go mod tidy there)"
+  cp "${backup}/go.mod" "${backup}/go.sum" "${nri}/"
 fi
 
 # Regenerate into the work tree and compare with what is committed.

@@ -8,17 +8,19 @@
 # tarball's install.sh --list, so the package and the tarball route install
 # the same files; the package adds its copyright and changelog under
 # /usr/share/doc. The maintainer scripts (build/deb/*.in) divert the stock
-# kubelet and check its minor. Reproducible: every mtime is
+# kubelet and check its minor; build/pkgscripts/common.sh is the part they
+# share with the .rpm's scriptlets. Reproducible: every mtime is
 # SOURCE_DATE_EPOCH, owners are root, dpkg-deb sorts the members, and xz
 # runs single-threaded so the bytes do not depend on the machine's cores.
 
 # shellcheck source=build/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+# shellcheck source=build/pkgscripts/render.sh
+source "${REPO_ROOT}/build/pkgscripts/render.sh"
 
 out_dir=${1:-${OUTPUT_DIR}/deb}
 deb_src=${REPO_ROOT}/build/deb
 version=$("${REPO_ROOT}/build/version.sh" version)
-epoch=$("${REPO_ROOT}/build/version.sh" epoch)
 deb_version=${version#v}
 minor=$(sed -E 's/^v([0-9]+\.[0-9]+)\..*/\1/' <<<"${UPSTREAM_VERSION}")
 name=kubelet-${version}-linux-amd64
@@ -35,6 +37,9 @@ work=$(mktemp -d)
 trap 'rm -rf "${work}"' EXIT
 tar -xzf "${tarball}" -C "${work}"
 release=${work}/${name}
+# The tarball's time (SOURCE_DATE_EPOCH when it was made), not HEAD's: the
+# same tarball gives the same bytes whatever was committed since.
+epoch=$(stat -c %Y "${release}/LICENSE")
 root=${work}/root
 mkdir -p "${root}/DEBIAN"
 
@@ -76,8 +81,9 @@ substitute() {
   sed -e "s/@VERSION@/${deb_version}/g" -e "s/@MINOR@/${minor}/g" \
     -e "s/@UPSTREAM@/${UPSTREAM_VERSION#v}/g" -e "s/@INSTALLED_SIZE@/${installed_size:-}/g" "$1"
 }
+PKG_MINOR=${minor} PKG_VERSION=${deb_version}
 for script in preinst postinst postrm; do
-  substitute "${deb_src}/${script}.in" >"${root}/DEBIAN/${script}"
+  render_script "${deb_src}/${script}.in" dpkg/apt >"${root}/DEBIAN/${script}"
   chmod 0755 "${root}/DEBIAN/${script}"
 done
 install -m 0644 "${deb_src}/triggers" "${root}/DEBIAN/triggers"

@@ -40,7 +40,8 @@ const widgetResource = "e2e.podadmission.io/widget"
 // released and the kubelet's device admission rejects it, with the reason
 // and message upstream gives the same pod created with no plugin (pod C,
 // created while B has the device). The plugin was asked to allocate once:
-// for B.
+// for B. While held, and once rejected, A has no pod cgroup in any
+// hierarchy; B has its own under its QoS class's parent.
 func TestHeldPodHoldsNoDevice(t *testing.T) {
 	usePluginKubelet(t, pluginKubelet)
 	ctx := testContext(t, 5*time.Minute)
@@ -61,8 +62,10 @@ func TestHeldPodHoldsNoDevice(t *testing.T) {
 	a := createPod(t, ctx, widgetPod("held", framework.PluginLabels(gate.Plugin)))
 	waitBlocked(t, ctx, ns, a.Name, gate.Reason)
 	b := createPod(t, ctx, widgetPod("fits", nil))
-	waitRunning(t, ctx, ns, b.Name, time.Minute, "pod B should get the device the held pod A does not have")
+	runningB, _ := waitRunning(t, ctx, ns, b.Name, time.Minute, "pod B should get the device the held pod A does not have")
 	assert.Len(t, devices.Allocations(), 1, "device allocations: pod B's only, none for the held pod A")
+	assertNoPodCgroup(t, a)
+	assertPodCgroup(t, runningB)
 
 	reference := upstreamRejection(t, ctx, widgetPod("reference", nil))
 	released := releaseAndWaitFailed(t, ctx, gate, a)
@@ -70,13 +73,16 @@ func TestHeldPodHoldsNoDevice(t *testing.T) {
 	assert.Equal(t, reference.Status.Message, released.Status.Message, "message of the released pod = upstream's")
 	assert.Len(t, devices.Allocations(), 1, "device allocations after the release")
 	assertNoRuntimeWork(t, released)
+	assertNoPodCgroup(t, released)
 	assertStillRunning(t, ctx, b)
 }
 
 // TestHeldPodHoldsNoCPU (issue 11): held pod A requests 70 % of the node's
 // allocatable CPU; pod B, 50 %, fits only if A is not counted, and runs;
 // A released is rejected OutOfcpu with upstream's message (that of pod C,
-// A's spec with no plugin, created while B runs).
+// A's spec with no plugin, created while B runs). While held, and once
+// rejected, A has no pod cgroup in any hierarchy; B (Burstable) has its
+// own under kubepods/burstable.
 func TestHeldPodHoldsNoCPU(t *testing.T) {
 	usePluginKubelet(t, pluginKubelet)
 	ctx := testContext(t, 5*time.Minute)
@@ -89,8 +95,11 @@ func TestHeldPodHoldsNoCPU(t *testing.T) {
 	a := createPod(t, ctx, cpuPod(ns, "held", allocatable*7/10, framework.PluginLabels(gate.Plugin)))
 	waitBlocked(t, ctx, ns, a.Name, gate.Reason)
 	b := createPod(t, ctx, cpuPod(ns, "fits", allocatable/2, nil))
-	waitRunning(t, ctx, ns, b.Name, time.Minute,
+	runningB, _ := waitRunning(t, ctx, ns, b.Name, time.Minute,
 		fmt.Sprintf("pod B (%dm of %dm) should run: the held pod A (%dm) holds no CPU", allocatable/2, allocatable, allocatable*7/10))
+	assertNoPodCgroup(t, a)
+	assert.Equal(t, corev1.PodQOSBurstable, runningB.Status.QOSClass, "QoS class of pod B")
+	assertPodCgroup(t, runningB)
 
 	reference := upstreamRejection(t, ctx, cpuPod(ns, "reference", allocatable*7/10, nil))
 	assert.Equal(t, "OutOfcpu", reference.Status.Reason, "upstream's reason for pod C")
@@ -98,6 +107,7 @@ func TestHeldPodHoldsNoCPU(t *testing.T) {
 	assert.Equal(t, reference.Status.Reason, released.Status.Reason, "reason of the released pod = upstream's")
 	assert.Equal(t, reference.Status.Message, released.Status.Message, "message of the released pod = upstream's")
 	assertNoRuntimeWork(t, released)
+	assertNoPodCgroup(t, released)
 	assertStillRunning(t, ctx, b)
 }
 

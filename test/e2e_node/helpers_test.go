@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -69,4 +70,21 @@ func testContext(t *testing.T, timeout time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// assertNoPodCgroup checks that the pod has no cgroup in any hierarchy:
+// the kubelet (cgroupsPerQOS) makes one for a pod only once it is
+// admitted, and so does the runtime for its sandbox.
+func assertNoPodCgroup(t *testing.T, pod *corev1.Pod) {
+	t.Helper()
+	cgroups, err := framework.PodCgroups(pod.UID)
+	require.NoError(t, err)
+	assert.Empty(t, cgroups, "cgroups of pod %s (uid %s), which was never admitted", pod.Name, pod.UID)
+}
+
+// assertPodCgroup checks that the running pod has its cgroup under its QoS
+// class's parent in every hierarchy, and nowhere else.
+func assertPodCgroup(t *testing.T, pod *corev1.Pod) {
+	t.Helper()
+	assert.NoError(t, framework.CheckPodCgroups(pod), "cgroups of the admitted pod %s", pod.Name)
 }

@@ -39,10 +39,11 @@ const releaseToRunningBound = time.Second
 // the node: no directory under <root-dir>/pods/<uid>/volumes, no mount,
 // no hostPath directory created, no secret, configMap or token fetched
 // from the API server (its audit log), no warning event but the hold, no
-// image pull, no sandbox, no container; its PodAdmitted condition is False
-// with the hold's reason and message (kubectl wait). Released by a push,
-// it runs within a second (fake runtime) with every volume set up, and
-// PodAdmitted is True.
+// image pull, no sandbox, no container, no pod cgroup in any hierarchy
+// (the kubelet runs with cgroupsPerQOS); its PodAdmitted condition is
+// False with the hold's reason and message (kubectl wait). Released by a
+// push, it runs within a second (fake runtime) with every volume set up,
+// its cgroup under its QoS class's parent, and PodAdmitted is True.
 func TestHeldPodHoldsNothing(t *testing.T) {
 	usePluginKubelet(t, pluginKubelet)
 	ctx := testContext(t, 5*time.Minute)
@@ -84,6 +85,7 @@ func TestHeldPodHoldsNothing(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, describeRequests(requests), "the node's requests for secrets, configMaps and tokens in %s while its pod is held", ns)
 	assertOnlyHoldWarnings(t, ctx, held, gate.Reason)
+	assertNoPodCgroup(t, held)
 
 	opened, err := gate.Open()
 	require.NoError(t, err)
@@ -96,6 +98,7 @@ func TestHeldPodHoldsNothing(t *testing.T) {
 	_, err = c.Kubectl(ctx, "wait", "--namespace="+ns, "--for=condition="+string(podadmissionv1alpha1.PodAdmitted), "pod/"+created.Name, "--timeout=30s")
 	assert.NoError(t, err, "kubectl wait for the admitted condition")
 	assert.NoError(t, c.CheckVolumesSetUp(running), "volumes of the released pod")
+	assertPodCgroup(t, running)
 
 	calls := criCalls(t)
 	sandboxes := crirecord.Filter(calls, "RunPodSandbox", string(running.UID))

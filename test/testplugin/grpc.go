@@ -24,7 +24,7 @@ const decisionFilePollInterval = 50 * time.Millisecond
 func runGRPC(o *options) {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	d := &daemon{options: o, denied: map[types.UID]struct{}{}}
+	d := &daemon{options: o, denied: map[types.UID]struct{}{}, heldSince: map[types.UID]time.Time{}}
 	d.server = grpcplugin.NewServer(d.handle)
 	if o.decisionFile != "" {
 		go d.watchDecisionFile(ctx)
@@ -42,12 +42,17 @@ type daemon struct {
 	server *grpcplugin.Server
 	mu     sync.Mutex
 	denied map[types.UID]struct{}
+	// heldSince is when --hold first held each pod it has not admitted yet.
+	heldSince map[types.UID]time.Time
 }
 
 func (d *daemon) handle(ctx context.Context, req *plugin.Request) (*plugin.Response, error) {
 	if d.mode == modeCrash && d.decisionFile == "" {
 		fmt.Fprintln(os.Stderr, "testplugin: crashing as asked")
 		os.Exit(3)
+	}
+	if d.hold > 0 {
+		return d.holdThenAdmit(req)
 	}
 	resp, err := d.handler(ctx, req)
 	if err == nil && !resp.Allowed {
@@ -56,6 +61,30 @@ func (d *daemon) handle(ctx context.Context, req *plugin.Request) (*plugin.Respo
 		d.mu.Unlock()
 	}
 	return resp, err
+}
+
+// holdThenAdmit denies a pod until d.hold after its first call, then
+// admits it, also on every later call; the first call schedules the push
+// that wakes it.
+func (d *daemon) holdThenAdmit(req *plugin.Request) (*plugin.Response, error) {
+	if err := d.logCall(req); err != nil {
+		return nil, err
+	}
+	uid := req.Pod.UID
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	since, held := d.heldSince[uid]
+	if !held {
+		d.heldSince[uid] = time.Now()
+		time.AfterFunc(d.hold, func() { d.server.Reevaluate(uid) })
+		return d.deny(d.reason, d.message), nil
+	}
+	if time.Since(since) < d.hold {
+		return d.deny(d.reason, d.message), nil
+	}
+	// Remembered: a pod is held once, later calls for it (another
+	// plugin's hold, a kubelet restart) admit it at once.
+	return plugin.Allow(), nil
 }
 
 // watchDecisionFile pushes re-evaluations whenever the decision file's

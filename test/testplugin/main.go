@@ -28,6 +28,11 @@
 //	--push=pods|all: in GRPC mode with --decision-file, the file is watched;
 //	    when it changes the daemon asks the kubelet to evaluate again the pods
 //	    it denied since the last change (pods), or every pod it blocks (all).
+//	--hold=DURATION: in GRPC mode with --mode=allow, every pod is denied
+//	    (--reason, --message, --retry-after) until DURATION after the first
+//	    call for it; then the daemon pushes its re-evaluation and admits it
+//	    (then and on every later call).
+//	    Upstream's node e2e suite runs with it to see every pod held first.
 //
 // In GRPC mode crash exits the daemon in the middle of a call; garbage,
 // huge, wrong-api-version and fork-sleep are Exec behaviours and are refused.

@@ -32,6 +32,7 @@ type options struct {
 	serve        string
 	push         string
 	denyImages   []string
+	hold         time.Duration
 }
 
 // Ways to push re-evaluations when the decision file changes (GRPC mode).
@@ -55,6 +56,7 @@ func (o *options) addFlags(fs *flag.FlagSet) {
 		o.denyImages = append(o.denyImages, strings.Split(v, ",")...)
 		return nil
 	})
+	fs.DurationVar(&o.hold, "hold", 0, "with --serve and --mode=allow: deny every pod (with --reason, --message, --retry-after) until this long after its first call, then push its re-evaluation and admit it")
 	fs.StringVar(&o.push, "push", pushPods, `with --serve and --decision-file, what to ask the kubelet to evaluate again when the file changes: "pods" (the pods denied since the last change) or "all"`)
 }
 
@@ -64,6 +66,9 @@ func (o *options) validate() error {
 	}
 	if o.serve != "" && slices.Contains(execOnlyModes, o.mode) {
 		return fmt.Errorf("--mode=%s is an Exec behaviour, it cannot be used with --serve", o.mode)
+	}
+	if o.hold < 0 || (o.hold > 0 && (o.serve == "" || o.mode != modeAllow || o.decisionFile != "")) {
+		return fmt.Errorf("--hold needs --serve and --mode=allow without --decision-file, and a positive duration")
 	}
 	if o.push != pushAll && o.push != pushPods {
 		return fmt.Errorf("unknown --push %q, want %q or %q", o.push, pushPods, pushAll)

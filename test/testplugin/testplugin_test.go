@@ -188,3 +188,51 @@ func next(t *testing.T, p *grpctransport.Plugin) transport.Reevaluation {
 	}
 	return transport.Reevaluation{}
 }
+
+func TestGRPCHoldThenAdmitByPush(t *testing.T) {
+	dir := tempDir(t)
+	socket := filepath.Join(dir, "p.sock")
+	bin, err := build.Binary()
+	require.NoError(t, err)
+	daemon := exec.Command(bin, "--serve=unix://"+socket, "--hold=1s", "--retry-after=60s", "--reason=Held")
+	require.NoError(t, daemon.Start())
+	t.Cleanup(func() {
+		_ = daemon.Process.Signal(os.Interrupt)
+		assert.NoError(t, daemon.Wait(), "the daemon stops cleanly on SIGINT")
+	})
+
+	p, err := grpctransport.New(&configv1alpha1.PluginConfig{Name: "testplugin", Type: configv1alpha1.GRPCPluginType, Endpoint: socket})
+	require.NoError(t, err)
+	p.Start()
+	t.Cleanup(func() { p.Close() })
+	require.Equal(t, transport.Reevaluation{All: true}, next(t, p), "on connection")
+	time.Sleep(200 * time.Millisecond) // let the WatchReevaluations stream open
+
+	first := time.Now()
+	resp, err := p.Admit(context.Background(), request("call-1", "a"))
+	require.NoError(t, err)
+	assert.False(t, resp.Allowed, "the first call holds the pod")
+	assert.Equal(t, "Held", resp.Reason)
+	require.NotNil(t, resp.RetryAfterSeconds)
+	assert.Equal(t, int32(60), *resp.RetryAfterSeconds)
+	resp, err = p.Admit(context.Background(), request("call-2", "a"))
+	require.NoError(t, err)
+	assert.False(t, resp.Allowed, "a call within the hold holds the pod")
+
+	assert.Equal(t, transport.Reevaluation{PodUIDs: []types.UID{"a"}}, next(t, p), "the push for the held pod")
+	assert.GreaterOrEqual(t, time.Since(first), time.Second, "the push comes once the hold is over")
+	resp, err = p.Admit(context.Background(), request("call-3", "a"))
+	require.NoError(t, err)
+	assert.True(t, resp.Allowed, "the pod is admitted after the hold")
+	resp, err = p.Admit(context.Background(), request("call-4", "a"))
+	require.NoError(t, err)
+	assert.True(t, resp.Allowed, "a pod is held once: a later call admits it")
+}
+
+func TestHoldNeedsAnAllowingDaemon(t *testing.T) {
+	bin, err := build.Binary()
+	require.NoError(t, err)
+	out, err := exec.Command(bin, "--hold=2s").CombinedOutput()
+	require.Error(t, err)
+	assert.Contains(t, string(out), "--hold needs --serve")
+}

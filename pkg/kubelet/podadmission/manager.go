@@ -320,6 +320,7 @@ func (m *Manager) admit(ctx context.Context, pod *v1.Pod, st *podState) {
 		klog.FromContext(ctx).Info("Pod admission plugins admitted a blocked pod", "pod", klog.KObj(pod), "podUID", pod.UID,
 			"blockedFor", m.clock.Since(st.heldSince), "blockedBy", st.blockedBy)
 	}
+	recordHoldEnd(st.blockedBy, st.heldSince, m.clock.Now())
 	*st = podState{pod: st.pod, admitted: true, containers: admittedImagesOf(pod), lastSeen: st.lastSeen}
 	m.admittedChanged()
 }
@@ -329,6 +330,7 @@ func (m *Manager) reject(ctx context.Context, pod *v1.Pod, st *podState, d *Plug
 	logger := klog.FromContext(ctx)
 	now := m.clock.Now()
 	result := lifecycle.PodAdmitResult{Reason: d.PodReason(), Message: d.PodMessage()}
+	holdBegan := st.heldSince
 	if st.heldSince.IsZero() {
 		st.heldSince = now
 	}
@@ -347,6 +349,7 @@ func (m *Manager) reject(ctx context.Context, pod *v1.Pod, st *podState, d *Plug
 		if st.blocked {
 			blockedPods.Dec()
 		}
+		recordHoldEnd(st.blockedBy, holdBegan, now)
 		*st = podState{pod: st.pod, terminal: true, result: result, lastSeen: st.lastSeen}
 		logger.Info("Pod admission rejected a pod for good", "pod", klog.KObj(pod), "podUID", pod.UID,
 			"plugin", d.Plugin.Name, "reason", result.Reason, "message", result.Message)

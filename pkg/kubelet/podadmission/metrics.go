@@ -67,6 +67,15 @@ var (
 		StabilityLevel: metrics.ALPHA,
 	})
 
+	holdDuration = metrics.NewHistogramVec(&metrics.HistogramOpts{
+		Subsystem: metricsSubsystem,
+		Name:      "pod_admission_hold_duration_seconds",
+		Help: "How long pod admission plugins held pods Pending, from the first rejection to the decision that ended the hold (admitted, or failed), " +
+			"by the plugin that held the pod last (empty when a hold continued across a kubelet restart ended at the first evaluation after it).",
+		Buckets:        []float64{.1, .25, .5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600, 1800, 3600, 3 * 3600, 12 * 3600, 24 * 3600},
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"plugin"})
+
 	configReloadsTotal = metrics.NewCounterVec(&metrics.CounterOpts{
 		Subsystem:      metricsSubsystem,
 		Name:           "pod_admission_config_reloads_total",
@@ -100,6 +109,16 @@ func (m *pluginMetrics) record(result callResult, latency time.Duration) {
 	m.durations[result].Observe(latency.Seconds())
 }
 
+// recordHoldEnd observes the end, at now, of a pod's hold that began at
+// heldSince, by plugin, the plugin that held it last; a zero heldSince is a
+// pod that was never held.
+func recordHoldEnd(plugin string, heldSince, now time.Time) {
+	if heldSince.IsZero() {
+		return
+	}
+	holdDuration.WithLabelValues(plugin).Observe(now.Sub(heldSince).Seconds())
+}
+
 var registerMetricsOnce sync.Once
 
 // registerMetrics registers the metrics with the registry the kubelet serves
@@ -108,6 +127,6 @@ var registerMetricsOnce sync.Once
 // pluginMetrics keep the series they look up.
 func registerMetrics() {
 	registerMetricsOnce.Do(func() {
-		legacyregistry.MustRegister(pluginDuration, decisionsTotal, blockedPods, heldContainers, configReloadsTotal)
+		legacyregistry.MustRegister(pluginDuration, decisionsTotal, blockedPods, heldContainers, holdDuration, configReloadsTotal)
 	})
 }

@@ -3,6 +3,7 @@ package podadmission
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -17,6 +18,7 @@ func resetMetrics() {
 	decisionsTotal.Reset()
 	blockedPods.Set(0)
 	heldContainers.Set(0)
+	holdDuration.Reset()
 	configReloadsTotal.Reset()
 }
 
@@ -80,4 +82,80 @@ kubelet_pod_admission_decisions_total{decision="error_ignored",plugin="broken"} 
 	testutil.AssertHistogramTotalCount(t, "kubelet_pod_admission_plugin_duration_seconds", map[string]string{"plugin": "second", "result": "rejected"}, 2)
 	testutil.AssertHistogramTotalCount(t, "kubelet_pod_admission_plugin_duration_seconds", map[string]string{"plugin": "second", "result": "allowed"}, 1)
 	testutil.AssertHistogramTotalCount(t, "kubelet_pod_admission_plugin_duration_seconds", map[string]string{"plugin": "broken", "result": "error"}, 1)
+}
+
+// holdSeries are the hold duration histogram's series by plugin: the
+// count and sum of each.
+func holdSeries(t *testing.T) map[string][2]float64 {
+	t.Helper()
+	families, err := legacyregistry.DefaultGatherer.Gather()
+	require.NoError(t, err)
+	series := map[string][2]float64{}
+	for _, f := range families {
+		if f.GetName() != "kubelet_pod_admission_hold_duration_seconds" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			require.Len(t, m.GetLabel(), 1)
+			series[m.GetLabel()[0].GetValue()] = [2]float64{float64(m.GetHistogram().GetSampleCount()), m.GetHistogram().GetSampleSum()}
+		}
+	}
+	return series
+}
+
+func TestHoldDurationMetric(t *testing.T) {
+	tm := newTestManager(t, pluginsYAML(
+		execPlugin("first"),
+		execPlugin("gate"),
+		execPlugin("strict", "maxBlockedDuration: 1m"),
+		execPlugin("hard", "rejectionMode: Hard"),
+	), func(f *fakeFactory, _ *Options) {
+		f.set("first", deny("Waiting", ""))
+	})
+	first, gate, strict, hard := tm.factory.plugin(t, "first"), tm.factory.plugin(t, "gate"), tm.factory.plugin(t, "strict"), tm.factory.plugin(t, "hard")
+
+	// Held 20 s, by first and then by gate, which holds it last.
+	held := testPod("held")
+	admitted, _, _, _ := tm.admit(held)
+	require.False(t, admitted)
+	tm.clock.Step(time.Second)
+	first.setDecide(allow())
+	gate.setDecide(deny("Closed", ""))
+	admitted, _, _, _ = tm.admit(held)
+	require.False(t, admitted)
+	assert.Empty(t, holdSeries(t), "no observation while the pod is held")
+	tm.clock.Step(19 * time.Second)
+	gate.setDecide(allow())
+	admitted, _, _, _ = tm.admit(held)
+	require.True(t, admitted)
+	assert.Equal(t, map[string][2]float64{"gate": {1, 20}}, holdSeries(t),
+		"one hold of 20 s, from the first rejection to the admission, by the plugin that held the pod last")
+
+	// A pod admitted at once, and one a Hard plugin rejects at once, were
+	// never held.
+	admitted, _, _, _ = tm.admit(testPod("at-once"))
+	require.True(t, admitted)
+	hard.setDecide(deny("Forbidden", ""))
+	_, _, _, terminal := tm.admit(testPod("rejected"))
+	require.True(t, terminal)
+	hard.setDecide(allow())
+
+	// A hold that ends in a failure: maxBlockedDuration.
+	strict.setDecide(deny("NoDevice", ""))
+	escalated := testPod("escalated")
+	_, _, _, terminal = tm.admit(escalated)
+	require.False(t, terminal)
+	tm.clock.Step(time.Minute)
+	_, _, _, terminal = tm.admit(escalated)
+	require.True(t, terminal)
+	assert.Equal(t, map[string][2]float64{"gate": {1, 20}, "strict": {1, 60}}, holdSeries(t),
+		"the pods never held are not observed; a hold that ends in a failure is")
+
+	// A hold begun before a kubelet restart, which this Manager did not
+	// see holding the pod, ends at its first evaluation: from the
+	// condition's lastTransitionTime, by a plugin this Manager cannot name.
+	strict.setDecide(allow())
+	admitted, _, _, _ = tm.admit(heldPod("restarted", tm.clock.Now().Add(-5*time.Minute)))
+	require.True(t, admitted)
+	assert.Equal(t, map[string][2]float64{"gate": {1, 20}, "strict": {1, 60}, "": {1, 300}}, holdSeries(t))
 }

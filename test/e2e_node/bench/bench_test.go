@@ -132,6 +132,7 @@ func onePushForMany(t *testing.T, ctx context.Context, newPod framework.PodMaker
 	require.Eventually(t, func() bool {
 		return countPods(counter, func(p *corev1.Pod) bool { return p.Status.Reason == reasonGRPCClosed }) == len(uids)
 	}, 5*time.Minute, 100*time.Millisecond, "every pod should be held")
+	settleStatusWrites(t, ctx)
 
 	opened, err := gate.Open()
 	require.NoError(t, err)
@@ -156,6 +157,7 @@ func createdAtOnce(t *testing.T, ctx context.Context, newPod framework.PodMaker)
 	counter, err := framework.CountPods(ctx, c.Client, ns)
 	require.NoError(t, err)
 	defer counter.Stop()
+	settleStatusWrites(t, ctx)
 	start := time.Now()
 	uids := createPods(t, ctx, ns, *gatePods, "none", newPod)
 	require.Eventually(t, func() bool { return countPods(counter, framework.PodRunning) == len(uids) }, 5*time.Minute, 50*time.Millisecond)
@@ -166,6 +168,27 @@ func createdAtOnce(t *testing.T, ctx context.Context, newPod framework.PodMaker)
 	}
 	require.NoError(t, c.DeleteNamespace(ctx, ns))
 	return startup
+}
+
+// statusWritesSettle is how long the kubelet's pod status writes must have
+// stopped before a measurement starts: the time its API client's rate
+// limiter (kubeAPIQPS 50, kubeAPIBurst 100, the defaults) takes to refill.
+// Without it, 50 pods let go just after their holds were written start
+// with the limiter drained by those writes, and the pods created for the
+// reference with a full one.
+const statusWritesSettle = 2 * time.Second
+
+// settleStatusWrites waits until the API server has counted no pod status
+// write for statusWritesSettle.
+func settleStatusWrites(t *testing.T, ctx context.Context) {
+	t.Helper()
+	last, since := apiServerPodWrites(t, ctx).StatusPatches, time.Now()
+	require.Eventually(t, func() bool {
+		if now := apiServerPodWrites(t, ctx).StatusPatches; now != last {
+			last, since = now, time.Now()
+		}
+		return time.Since(since) >= statusWritesSettle
+	}, 2*time.Minute, 100*time.Millisecond, "the kubelet's pod status writes should stop")
 }
 
 // podNamespace is a namespace for t with the objects the pods of
@@ -250,10 +273,19 @@ func TestBenchHoldCost(t *testing.T) {
 		return countPods(counter, func(p *corev1.Pod) bool { return p.Status.Reason == reasonSoft }) == len(uids)
 	}, 5*time.Minute, 100*time.Millisecond)
 	counter.Stop()
+	writesBefore := apiServerPodWrites(t, ctx)
 	calls, cpu := measure(t, c, *holdWindow, c.PluginFile(pluginHold+".log"))
+	writes := apiServerPodWrites(t, ctx).Sub(writesBefore)
 	suite.Figure(t, fmt.Sprintf("%d held pods: plugin calls in %s", len(uids), *holdWindow), float64(calls), "calls")
 	suite.Duration(t, fmt.Sprintf("%d held pods: kubelet CPU in %s", len(uids), *holdWindow), cpu.Self)
+	suite.Figure(t, fmt.Sprintf("%d held pods: kubelet CPU in %s, share of one core", len(uids), *holdWindow), 100*cpu.Self.Seconds()/holdWindow.Seconds(), "%")
 	suite.Duration(t, fmt.Sprintf("%d held pods: plugin process CPU in %s", len(uids), *holdWindow), cpu.Children)
+	// The API server counts every client's requests; in this window
+	// nothing but the kubelet writes pod statuses or events.
+	suite.Figure(t, fmt.Sprintf("%d held pods: pod status writes (pods/status PATCH) in %s", len(uids), *holdWindow), writes.StatusPatches, "writes")
+	suite.Figure(t, fmt.Sprintf("%d held pods: event writes in %s", len(uids), *holdWindow), writes.Events, "writes")
+	assert.Zero(t, writes.StatusPatches, "a held pod whose decision does not change costs the API server no status write")
+	assert.Zero(t, writes.Events, "a held pod whose decision does not change costs the API server no event")
 	require.NoError(t, c.DeleteNamespace(ctx, held))
 
 	running := suite.Namespace(t, ctx)
@@ -264,6 +296,14 @@ func TestBenchHoldCost(t *testing.T) {
 	counter.Stop()
 	_, cpu = measure(t, c, *holdWindow, "")
 	suite.Duration(t, fmt.Sprintf("%d running pods: kubelet CPU in %s", len(uids), *holdWindow), cpu.Self)
+	suite.Figure(t, fmt.Sprintf("%d running pods: kubelet CPU in %s, share of one core", len(uids), *holdWindow), 100*cpu.Self.Seconds()/holdWindow.Seconds(), "%")
+}
+
+func apiServerPodWrites(t *testing.T, ctx context.Context) framework.PodWrites {
+	t.Helper()
+	m, err := suite.Cluster.ScrapeAPIServerMetrics(ctx)
+	require.NoError(t, err)
+	return m.APIServerPodWrites()
 }
 
 // measure waits window and returns the plugin calls logged in logFile

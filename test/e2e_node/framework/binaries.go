@@ -29,6 +29,11 @@ type Binaries struct {
 	WorkloadImage string
 	// TestPlugin is the pod admission plugin the tests configure.
 	TestPlugin string
+	// ContainerdDir has containerd 2.x, its shim, ctr and runc (make
+	// containerd: build/containerd.sh dir).
+	ContainerdDir string
+	// NRIPlugin is the NRI comparison's NRI plugin (test/e2e_node/nriplugin).
+	NRIPlugin string
 }
 
 // BinariesIn finds the binaries in binDir (the Makefile's BIN) and its e2e
@@ -47,6 +52,7 @@ func BinariesIn(binDir string) Binaries {
 		PauseImage:        filepath.Join(e2e, "pause"),
 		WorkloadImage:     filepath.Join(e2e, "workload"),
 		TestPlugin:        filepath.Join(binDir, "testplugin"),
+		NRIPlugin:         filepath.Join(e2e, "nriplugin"),
 	}
 }
 

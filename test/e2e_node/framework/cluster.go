@@ -20,8 +20,12 @@ import (
 
 // Options choose what Up brings up.
 type Options struct {
-	// Runtime is ContainerdMode or FakeMode.
+	// Runtime is ContainerdMode, Containerd16Mode or FakeMode.
 	Runtime string
+	// ContainerdBinDir has containerd 2.x (ContainerdMode).
+	ContainerdBinDir string
+	// NRI, if set, configures containerd 2.x's NRI (the NRI comparison).
+	NRI *NRIOptions
 	// BinDir holds the binaries (see BinariesIn).
 	BinDir string
 	// PluginsDir holds the example plugins of cmd/: BinDir for a build,
@@ -56,7 +60,11 @@ type Cluster struct {
 	lock      *machineLock
 	snapshot  *hostSnapshot
 	processes []*Process
-	downOnce  sync.Once
+	// expendable are processes a test expects to end (the NRI plugin,
+	// which NRI closes when it times out): stopped at teardown, but not
+	// part of Healthy.
+	expendable []*Process
+	downOnce   sync.Once
 }
 
 // Up brings the cluster up. On error, or when ctx ends (use
@@ -70,6 +78,7 @@ func Up(ctx context.Context, opts Options) (*Cluster, error) {
 	if opts.KubeletBinary != "" {
 		bins.Kubelet = opts.KubeletBinary
 	}
+	bins.ContainerdDir = opts.ContainerdBinDir
 	if err := bins.check(bins.Kubelet, bins.APIServer, bins.ControllerManager, bins.Scheduler, bins.Etcd, bins.CRIRecorder, bins.FakeRuntime, bins.PauseImage, bins.WorkloadImage); err != nil {
 		return nil, err
 	}
@@ -120,7 +129,7 @@ func (c *Cluster) up(ctx context.Context) error {
 	}
 
 	phase = time.Now()
-	if c.Runtime, err = newRuntime(c.Options.Runtime, layout, c.Binaries); err != nil {
+	if c.Runtime, err = newRuntime(c.Options.Runtime, layout, c.Binaries, c.Options.NRI); err != nil {
 		return err
 	}
 	endpoint, processes, err := c.Runtime.start(ctx)
@@ -132,6 +141,9 @@ func (c *Cluster) up(ctx context.Context) error {
 	klog.InfoS("Container runtime is up", "mode", c.Options.Runtime, "took", time.Since(phase).Round(time.Millisecond))
 
 	phase = time.Now()
+	if err := createKubeletCgroupRoot(); err != nil {
+		return err
+	}
 	c.Kubelet, err = newKubelet(layout, c.Binaries.Kubelet, c.Options.NodeName, c.ControlPlane.KubeletKubeconfig, c.ControlPlane.PKI.CA.CertPath, endpoint, c.Runtime)
 	if err != nil {
 		return err
@@ -230,7 +242,7 @@ func (c *Cluster) Down() {
 		if c.ControlPlane != nil {
 			c.ControlPlane.stop()
 		}
-		for _, p := range c.processes {
+		for _, p := range append(c.processes, c.expendable...) {
 			p.Stop(5 * time.Second)
 		}
 		if err := cleanupHost(c.snapshot); err != nil {

@@ -5,21 +5,48 @@ package framework
 import (
 	"bytes"
 	"text/template"
+	"time"
 )
 
-// containerdSettings fill the containerd configuration template.
+// containerdSettings fill the containerd configuration templates.
 type containerdSettings struct {
 	Root, State, Socket string
-	RuncRoot            string
-	CNIBinDir           string
-	CNIConfDir          string
-	SandboxImage        string
+	// ShimPath and RuncPath are the shim and runc containerd runs; empty,
+	// it finds them in PATH (containerd 1.6 from Debian).
+	ShimPath, RuncPath string
+	RuncRoot           string
+	CNIBinDir          string
+	CNIConfDir         string
+	// CDISpecDir is the only CDI directory containerd 2.x watches (its
+	// defaults are /etc/cdi and /var/run/cdi).
+	CDISpecDir   string
+	SandboxImage string
+	// NRI configures containerd 2.x's NRI, which is on as in containerd's
+	// defaults.
+	NRI nriSettings
 }
 
-// containerdConfigTemplate keeps containerd off every default host path
-// (/var/lib/containerd, /run/containerd, /etc/cni, /opt/cni), so that it can
-// run next to anything else and be removed without trace.
-var containerdConfigTemplate = template.Must(template.New("containerd").Parse(`version = 2
+// nriSettings are containerd 2.x's NRI plugin settings: a socket and
+// directories of the run's own (the defaults are /var/run/nri/nri.sock and
+// /opt/nri/plugins), the timeouts, and the default validator.
+type nriSettings struct {
+	Socket, PluginDir, PluginConfigDir string
+	RegistrationTimeout                time.Duration
+	RequestTimeout                     time.Duration
+	// DefaultValidator turns on NRI's default validator: RequiredPlugins
+	// must be registered for a container to be created, unless the pod
+	// carries the annotation TolerateMissingAnnotation (with the value
+	// "true").
+	DefaultValidator          bool
+	RequiredPlugins           []string
+	TolerateMissingAnnotation string
+}
+
+// containerd16ConfigTemplate (config version 2) keeps containerd 1.6 off
+// every default host path (/var/lib/containerd, /run/containerd, /etc/cni,
+// /opt/cni), so that it can run next to anything else and be removed
+// without trace.
+var containerd16ConfigTemplate = template.Must(template.New("containerd1.6").Parse(`version = 2
 root = "{{.Root}}"
 state = "{{.State}}"
 # /opt/containerd is not needed and would be created on the host; the
@@ -60,8 +87,83 @@ disabled_plugins = [
     config_path = ""
 `))
 
-func renderContainerdConfig(s containerdSettings) ([]byte, error) {
+// containerd2ConfigTemplate is the same node in containerd 2.x's
+// configuration version 3, where the CRI plugin is split in runtime,
+// images and the gRPC service. The shim and runc are the ones built with
+// containerd (make containerd), named by path: a Debian containerd 1.6 on
+// the same machine has its shim in PATH. runc's options name the cgroup
+// driver, which the kubelet now takes from the CRI RuntimeConfig call.
+var containerd2ConfigTemplate = template.Must(template.New("containerd2").Parse(`version = 3
+root = "{{.Root}}"
+state = "{{.State}}"
+# /opt/containerd is not needed and would be created on the host; the
+# snapshotters we do not use probe devices at start.
+disabled_plugins = [
+  "io.containerd.internal.v1.opt",
+  "io.containerd.snapshotter.v1.blockfile",
+  "io.containerd.snapshotter.v1.btrfs",
+  "io.containerd.snapshotter.v1.devmapper",
+  "io.containerd.snapshotter.v1.erofs",
+  "io.containerd.snapshotter.v1.zfs",
+  "io.containerd.tracing.processor.v1.otlp",
+]
+
+[grpc]
+  address = "{{.Socket}}"
+
+[plugins."io.containerd.cri.v1.runtime"]
+  # The VM does not let containerd lower oom_score_adj below its own.
+  restrict_oom_score_adj = true
+  netns_mounts_under_state_dir = true
+  enable_selinux = false
+  cdi_spec_dirs = ["{{.CDISpecDir}}"]
+  [plugins."io.containerd.cri.v1.runtime".cni]
+    bin_dirs = ["{{.CNIBinDir}}"]
+    conf_dir = "{{.CNIConfDir}}"
+  [plugins."io.containerd.cri.v1.runtime".containerd]
+    default_runtime_name = "runc"
+    [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      runtime_path = "{{.ShimPath}}"
+      [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc.options]
+        SystemdCgroup = false
+        Root = "{{.RuncRoot}}"
+        BinaryName = "{{.RuncPath}}"
+
+[plugins."io.containerd.cri.v1.images"]
+  snapshotter = "overlayfs"
+  [plugins."io.containerd.cri.v1.images".pinned_images]
+    sandbox = "{{.SandboxImage}}"
+  [plugins."io.containerd.cri.v1.images".registry]
+    config_path = ""
+
+[plugins."io.containerd.grpc.v1.cri"]
+  stream_server_address = "127.0.0.1"
+  stream_server_port = "0"
+
+{{- with .NRI}}
+[plugins."io.containerd.nri.v1.nri"]
+  disable = false
+  socket_path = "{{.Socket}}"
+  plugin_path = "{{.PluginDir}}"
+  plugin_config_path = "{{.PluginConfigDir}}"
+  plugin_registration_timeout = "{{.RegistrationTimeout}}"
+  plugin_request_timeout = "{{.RequestTimeout}}"
+{{- if .DefaultValidator}}
+  [plugins."io.containerd.nri.v1.nri".default_validator]
+    enable = true
+    required_plugins = [{{range $i, $p := .RequiredPlugins}}{{if $i}}, {{end}}"{{$p}}"{{end}}]
+    tolerate_missing_plugins_annotation = "{{.TolerateMissingAnnotation}}"
+{{- end}}
+{{- end}}
+`))
+
+func renderContainerdConfig(configVersion int, s containerdSettings) ([]byte, error) {
+	t := containerd2ConfigTemplate
+	if configVersion == 2 {
+		t = containerd16ConfigTemplate
+	}
 	var buf bytes.Buffer
-	err := containerdConfigTemplate.Execute(&buf, s)
+	err := t.Execute(&buf, s)
 	return buf.Bytes(), err
 }

@@ -49,14 +49,16 @@ func DialCRI(endpoint string) (*CRIClient, error) {
 func (c *CRIClient) Close() error { return c.conn.Close() }
 
 // ready passes when the runtime answers and reports itself and its
-// network ready.
+// network ready, the two conditions the kubelet requires; others
+// (containerd 2.x's ContainerdHasNoDeprecationWarnings) are informative.
 func (c *CRIClient) ready(ctx context.Context) error {
 	resp, err := c.Runtime.Status(ctx, &runtimeapi.StatusRequest{})
 	if err != nil {
 		return err
 	}
 	for _, cond := range resp.GetStatus().GetConditions() {
-		if !cond.Status {
+		required := cond.Type == runtimeapi.RuntimeReady || cond.Type == runtimeapi.NetworkReady
+		if required && !cond.Status {
 			return fmt.Errorf("runtime condition %s is false: %s: %s", cond.Type, cond.Reason, cond.Message)
 		}
 	}
@@ -82,4 +84,45 @@ func (c *CRIClient) removeAllPods(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// PodSandbox is what the runtime has of one sandbox of a pod.
+type PodSandbox struct {
+	ID    string
+	Ready bool
+	// IP is the pod's address from the CNI plugin; empty with host network.
+	IP string
+	// OwnNetwork says the sandbox has a network namespace of its own.
+	OwnNetwork bool
+}
+
+// PodSandboxes lists the runtime's sandboxes of the pod with uid (the
+// kubelet's io.kubernetes.pod.uid label), ready or not.
+func (c *Cluster) PodSandboxes(ctx context.Context, uid string) ([]PodSandbox, error) {
+	client, err := DialCRI(c.CRIEndpoint)
+	if err != nil {
+		return nil, err
+	}
+	defer client.Close()
+	list, err := client.Runtime.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{
+		Filter: &runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{"io.kubernetes.pod.uid": uid}},
+	})
+	if err != nil {
+		return nil, err
+	}
+	var sandboxes []PodSandbox
+	for _, s := range list.GetItems() {
+		status, err := client.Runtime.PodSandboxStatus(ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: s.Id})
+		if err != nil {
+			return nil, err
+		}
+		st := status.GetStatus()
+		sandboxes = append(sandboxes, PodSandbox{
+			ID:         s.Id,
+			Ready:      st.GetState() == runtimeapi.PodSandboxState_SANDBOX_READY,
+			IP:         st.GetNetwork().GetIp(),
+			OwnNetwork: st.GetLinux().GetNamespaces().GetOptions().GetNetwork() == runtimeapi.NamespaceMode_POD,
+		})
+	}
+	return sandboxes, nil
 }

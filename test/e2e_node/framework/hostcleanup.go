@@ -42,7 +42,9 @@ var fixedHostPaths = []string{
 }
 
 // cgroupNames are the cgroups, directly under each hierarchy's root, that
-// the kubelet or containerd create for pods on this node configuration.
+// the kubelet or containerd would create with another node configuration
+// (no cgroupRoot, or the systemd driver); a run removes those it created.
+// KubeletCgroupRoot is always the run's, and always removed.
 var cgroupNames = []string{"k8s.io", "kubepods", "kubepods.slice", "kubelet", "kubelet.slice"}
 
 const cgroupRoot = "/sys/fs/cgroup"
@@ -107,7 +109,7 @@ func cleanupHost(snapshot *hostSnapshot) error {
 	var errs []error
 
 	ours := []string{StateRoot, SocketRoot}
-	var ourCgroups []string
+	ourCgroups := kubeletCgroupRootDirs()
 	for _, dir := range cgroupDirs() {
 		if !existed(dir) {
 			ourCgroups = append(ourCgroups, dir)
@@ -175,6 +177,11 @@ func leftovers() []string {
 	}
 	if _, err := os.Stat(filepath.Join("/sys/class/net", cniBridgeName)); err == nil {
 		left = append(left, "network link "+cniBridgeName)
+	}
+	for _, dir := range kubeletCgroupRootDirs() {
+		if _, err := os.Lstat(dir); err == nil {
+			left = append(left, "cgroup "+dir)
+		}
 	}
 	return left
 }
@@ -327,8 +334,20 @@ func unescapeMountPath(s string) string {
 }
 
 // removeCgroup removes a cgroup and its children, deepest first; cgroupfs
-// only allows rmdir of empty cgroups.
+// only allows rmdir of empty cgroups, and a cgroup whose last task has
+// just been killed is busy for a moment.
 func removeCgroup(dir string) error {
+	var err error
+	for range 50 {
+		if err = removeCgroupOnce(dir); err == nil || !errors.Is(err, unix.EBUSY) {
+			return err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return err
+}
+
+func removeCgroupOnce(dir string) error {
 	var dirs []string
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {

@@ -134,10 +134,14 @@ func kubeletConfiguration(layout Layout, caPath, criEndpoint, staticPodDir strin
 		VolumePluginDir:    layout.StatePath("volume-plugins"),
 		// These VMs are cgroup v1 hosts; the kubelet refuses v1 unless told.
 		FailCgroupV1: ptr.To(false),
-		// No QoS cgroup hierarchy and no node allocatable enforcement: the
-		// harness must not reshape the machine's cgroups.
-		CgroupsPerQOS:          ptr.To(false),
-		EnforceNodeAllocatable: []string{"none"},
+		// As a node runs: the QoS cgroup hierarchy with a cgroup per pod,
+		// and node allocatable enforced on the pods' cgroup, all below a
+		// cgroupRoot of the run's own so that the machine's cgroups are
+		// left as they are (the harness creates it and teardown removes
+		// it). The cgroup driver is runc's (configureKubelet).
+		CgroupsPerQOS:          ptr.To(true),
+		CgroupRoot:             KubeletCgroupRoot,
+		EnforceNodeAllocatable: []string{"pods"},
 		// The benchmarks burst 110 pods beside the tests' own.
 		MaxPods: 250,
 		// Eviction thresholds the machine never reaches: a busy shared disk

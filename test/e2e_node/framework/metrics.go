@@ -3,8 +3,10 @@
 package framework
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"sort"
 	"strings"
@@ -40,12 +42,49 @@ func (c *Cluster) ScrapeKubeletMetrics(ctx context.Context) (Metrics, error) {
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("GET %s/metrics: %s", c.Kubelet.ServerURL, resp.Status)
 	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(resp.Body)
+	return parseMetrics(resp.Body, "kubelet")
+}
+
+// ScrapeAPIServerMetrics reads the API server's /metrics with the admin
+// client.
+func (c *Cluster) ScrapeAPIServerMetrics(ctx context.Context) (Metrics, error) {
+	data, err := c.Client.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("parsing kubelet metrics: %w", err)
+		return nil, fmt.Errorf("GET /metrics of the API server: %w", err)
+	}
+	return parseMetrics(bytes.NewReader(data), "API server")
+}
+
+func parseMetrics(r io.Reader, what string) (Metrics, error) {
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(r)
+	if err != nil {
+		return nil, fmt.Errorf("parsing %s metrics: %w", what, err)
 	}
 	return families, nil
+}
+
+// PodWrites counts the writes to the API server that a kubelet makes for
+// pods it holds or runs: pod status patches and events (created or
+// patched, in both event APIs), from an API server's /metrics.
+type PodWrites struct {
+	StatusPatches, Events float64
+}
+
+// APIServerPodWrites returns the pod writes m counts since the API server
+// started (apiserver_request_total).
+func (m Metrics) APIServerPodWrites() PodWrites {
+	const requests = "apiserver_request_total"
+	w := PodWrites{StatusPatches: m.Sum(requests, map[string]string{"resource": "pods", "subresource": "status", "verb": "PATCH"})}
+	for _, verb := range []string{"POST", "PATCH"} {
+		w.Events += m.Sum(requests, map[string]string{"resource": "events", "verb": verb})
+	}
+	return w
+}
+
+// Sub is w minus before.
+func (w PodWrites) Sub(before PodWrites) PodWrites {
+	return PodWrites{StatusPatches: w.StatusPatches - before.StatusPatches, Events: w.Events - before.Events}
 }
 
 // Value is the value of the counter or gauge sample of family whose labels
@@ -117,4 +156,16 @@ func hasLabels(metric *dto.Metric, want map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// HistogramSum adds up the sample sums of family's histogram samples whose
+// labels include labels.
+func (m Metrics) HistogramSum(family string, labels map[string]string) float64 {
+	var sum float64
+	for _, metric := range m[family].GetMetric() {
+		if metric.Histogram != nil && hasLabels(metric, labels) {
+			sum += metric.Histogram.GetSampleSum()
+		}
+	}
+	return sum
 }

@@ -12,9 +12,13 @@ import (
 
 // Runtime modes, selected by E2E_RUNTIME / -e2e.runtime.
 const (
-	// ContainerdMode runs Debian's containerd, runc and CNI plugins: the
-	// real runtime a node uses.
+	// ContainerdMode runs containerd 2.x and runc built from the module
+	// proxy (make containerd), with Debian's CNI plugins: the runtime a
+	// node runs.
 	ContainerdMode = "containerd"
+	// Containerd16Mode runs Debian's containerd 1.6 and runc 1.1: the skew
+	// check, a runtime without the CRI RuntimeConfig call.
+	Containerd16Mode = "containerd1.6"
 	// FakeMode runs k8s.io/cri-client/pkg/fake: fast, nothing really runs.
 	FakeMode = "fake"
 )
@@ -22,7 +26,7 @@ const (
 // Runtime is the container runtime of the node. The kubelet reaches it
 // through the CRI recorder, whose journal the tests read.
 type Runtime interface {
-	// Mode is ContainerdMode or FakeMode.
+	// Mode is ContainerdMode, Containerd16Mode or FakeMode.
 	Mode() string
 	// WorkloadImage is the image test pods run.
 	WorkloadImage() string
@@ -35,16 +39,26 @@ type Runtime interface {
 	stop(ctx context.Context)
 }
 
-// newRuntime returns the runtime for mode.
-func newRuntime(mode string, layout Layout, bins Binaries) (Runtime, error) {
+// newRuntime returns the runtime for mode; nri configures containerd 2.x's
+// NRI (nil: its defaults).
+func newRuntime(mode string, layout Layout, bins Binaries, nri *NRIOptions) (Runtime, error) {
 	switch mode {
 	case FakeMode:
+		if nri != nil {
+			return nil, fmt.Errorf("the %s runtime mode has no NRI: use %s", mode, ContainerdMode)
+		}
 		return &fakeRuntime{layout: layout, bins: bins}, nil
-	case ContainerdMode:
-		return &containerdRuntime{layout: layout, bins: bins}, nil
+	case ContainerdMode, Containerd16Mode:
+		return newContainerdRuntime(mode, layout, bins, nri)
 	default:
-		return nil, fmt.Errorf("unknown runtime mode %q: want %s or %s", mode, ContainerdMode, FakeMode)
+		return nil, fmt.Errorf("unknown runtime mode %q: want %s, %s or %s", mode, ContainerdMode, Containerd16Mode, FakeMode)
 	}
+}
+
+// IsContainerd says whether mode runs containerd (2.x or 1.6): real
+// sandboxes, network namespaces and containers.
+func IsContainerd(mode string) bool {
+	return mode == ContainerdMode || mode == Containerd16Mode
 }
 
 // criRecorder is the recording CRI proxy in front of a runtime.

@@ -16,7 +16,8 @@ import (
 
 // Suite flags; the Makefile sets them, the environment gives defaults.
 var (
-	runtimeFlag   = flag.String("e2e.runtime", envOr("E2E_RUNTIME", ContainerdMode), "container runtime mode: containerd or fake")
+	runtimeFlag   = flag.String("e2e.runtime", envOr("E2E_RUNTIME", ContainerdMode), "container runtime mode: containerd (2.x, make containerd), containerd1.6 (Debian's) or fake")
+	containerdDir = flag.String("e2e.containerd-bin-dir", envOr("E2E_CONTAINERD_BIN_DIR", ""), "directory with containerd 2.x, its shim, ctr and runc (build/containerd.sh dir)")
 	binDirFlag    = flag.String("e2e.bin-dir", envOr("E2E_BIN_DIR", "_output/bin"), "directory with the kubelet, control plane and harness binaries")
 	kubeletFlag   = flag.String("e2e.kubelet", "", "kubelet binary to run (default <bin-dir>/kubelet), e.g. another minor's against this control plane")
 	artifactsFlag = flag.String("e2e.artifacts", envOr("E2E_ARTIFACTS", "_output/e2e"), "directory to create the run's artifacts directory in")
@@ -54,6 +55,12 @@ func OptionsFromFlags(kubelet KubeletOptions) (Options, error) {
 			return Options{}, err
 		}
 	}
+	containerdBinDir := ""
+	if *containerdDir != "" {
+		if containerdBinDir, err = filepath.Abs(*containerdDir); err != nil {
+			return Options{}, err
+		}
+	}
 	kubeletBinary := ""
 	if *kubeletFlag != "" {
 		if kubeletBinary, err = filepath.Abs(*kubeletFlag); err != nil {
@@ -61,14 +68,15 @@ func OptionsFromFlags(kubelet KubeletOptions) (Options, error) {
 		}
 	}
 	return Options{
-		Runtime:       *runtimeFlag,
-		BinDir:        binDir,
-		PluginsDir:    pluginsDir,
-		KubeletBinary: kubeletBinary,
-		ArtifactsRoot: *artifactsFlag,
-		NodeName:      *nodeNameFlag,
-		Kubelet:       kubelet,
-		LockWait:      *lockWaitFlag,
+		Runtime:          *runtimeFlag,
+		ContainerdBinDir: containerdBinDir,
+		BinDir:           binDir,
+		PluginsDir:       pluginsDir,
+		KubeletBinary:    kubeletBinary,
+		ArtifactsRoot:    *artifactsFlag,
+		NodeName:         *nodeNameFlag,
+		Kubelet:          kubelet,
+		LockWait:         *lockWaitFlag,
 	}, nil
 }
 
@@ -79,9 +87,10 @@ type Suite struct {
 }
 
 // RunSuite is a TestMain: it brings the cluster up (kubelet started with
-// kubelet options), runs the tests, prints and saves the measured figures
-// and tears the cluster down, also on Ctrl-C. It returns the exit code.
-func RunSuite(m *testing.M, kubelet KubeletOptions, suite *Suite) int {
+// kubelet options, the flags' options changed by each adjust), runs the
+// tests, prints and saves the measured figures and tears the cluster down,
+// also on Ctrl-C. It returns the exit code.
+func RunSuite(m *testing.M, kubelet KubeletOptions, suite *Suite, adjust ...func(*Options)) int {
 	klog.InitFlags(nil)
 	flag.Parse()
 	// The tests that watch a controller for a whole window run in
@@ -97,6 +106,9 @@ func RunSuite(m *testing.M, kubelet KubeletOptions, suite *Suite) int {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
+	}
+	for _, f := range adjust {
+		f(&opts)
 	}
 	cluster, err := UpUntilInterrupted(context.Background(), opts)
 	if err != nil {

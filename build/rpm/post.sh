@@ -1,0 +1,4 @@
+# %post: podadmctl validate on the configuration; reports, never fails.
+set -e
+@COMMON@
+validate

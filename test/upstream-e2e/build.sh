@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# Builds what running upstream's node e2e suite against this repository's
+# kubelet needs, from one minor's trees (UPSTREAM, see build/lib.sh), into
+# _output/upstream-e2e/1-NN/:
+#
+#   bin/e2e_node.test, bin/ginkgo, bin/run-local
+#                     upstream's suite, the ginkgo it pins and its local
+#                     runner (test/e2e_node/runner/local), from the patched
+#                     tree: the suite carries the series' own e2e tests
+#                     (patch 0010), and its other tests are upstream's
+#   kubelet/vanilla   upstream's kubelet, from the pristine tree, built with
+#                     the flags and Go of the drop-in (build/kubelet.sh, as
+#                     make bench-build builds its vanilla reference)
+#   kubelet/dropin    the drop-in kubelet (make kubelet)
+#   images/*.tar      the images the suite runs, from source, tagged as the
+#                     tree's test/utils/image/manifest.go names them
+#   tools/            ociimage, units (test/upstream-e2e/cmd) and testplugin
+#
+#   test/upstream-e2e/build.sh [tools|dropin|vanilla|images|suite]...   (default: all)
+
+source "$(dirname "${BASH_SOURCE[0]}")/../../build/lib.sh"
+source "${REPO_ROOT}/build/deps.sh"
+cd "${REPO_ROOT}"
+
+OUT=${OUTPUT_DIR}/upstream-e2e/${MINOR}
+mkdir -p "${OUT}"/{bin,kubelet,images,tools}
+[[ -e "${SRC_DIR}/.git" ]] || die "${SRC_DIR} does not exist; run make source first"
+
+# The tree's image reference for an ImageID of test/utils/image/manifest.go.
+image_ref() {
+  local id=$1 manifest=${SRC_DIR}/test/utils/image/manifest.go line reg name version
+  line=$(grep -E "^\s*configs\[${id}\] = Config\{" "${manifest}") || die "${manifest#"${REPO_ROOT}"/}: no configs[${id}]"
+  read -r reg name version < <(sed -E 's/.*Config\{list\.([A-Za-z0-9]+), "([^"]+)", "([^"]+)"\}.*/\1 \2 \3/' <<<"${line}")
+  local regline
+  regline=$(grep -E "^\s*${reg}:\s*\"" "${manifest}") || die "${manifest#"${REPO_ROOT}"/}: no registry ${reg}"
+  reg=$(sed -E 's/.*"([^"]+)".*/\1/' <<<"${regline}")
+  echo "${reg}/${name}:${version}"
+}
+
+build_suite() {
+  log "building upstream's node e2e suite, ginkgo and the local runner (${MINOR} tree, ${GO_TOOLCHAIN})"
+  CGO_ENABLED=0 upstream_go test -c -vet=off -trimpath -o "${OUT}/bin/e2e_node.test.tmp" ./test/e2e_node
+  mv "${OUT}/bin/e2e_node.test.tmp" "${OUT}/bin/e2e_node.test"
+  CGO_ENABLED=0 upstream_go build -trimpath -o "${OUT}/bin/ginkgo" github.com/onsi/ginkgo/v2/ginkgo
+  CGO_ENABLED=0 upstream_go build -trimpath -o "${OUT}/bin/run-local" ./test/e2e_node/runner/local
+  (verify_no_drift "${SRC_DIR}" "refs/tags/${UPSTREAM_VERSION}" "building upstream's node e2e suite")
+}
+
+build_vanilla() {
+  local vanilla_src=${OUT}/vanilla-src
+  if [[ ! -e "${vanilla_src}/.git" ]]; then
+    git -C "${SRC_DIR}" worktree prune
+    git -C "${SRC_DIR}" worktree add --quiet --detach "${vanilla_src}" "refs/tags/${UPSTREAM_VERSION}"
+  fi
+  log "building the vanilla ${UPSTREAM_VERSION} kubelet (pristine tree, the drop-in's flags)"
+  SRC_DIR=${vanilla_src} build/kubelet.sh ./cmd/kubelet "${OUT}/kubelet/vanilla"
+}
+
+build_dropin() {
+  [[ -x "${MINOR_BIN_DIR}/kubelet" ]] || die "${MINOR_BIN_DIR}/kubelet does not exist; run make kubelet first"
+  ln -f "${MINOR_BIN_DIR}/kubelet" "${OUT}/kubelet/dropin"
+}
+
+build_tools() {
+  go build -o "${OUT}/tools/" ./test/upstream-e2e/cmd/ociimage ./test/upstream-e2e/cmd/units
+  go build -o "${OUT}/tools/testplugin" ./test/testplugin
+  local n
+  for n in systemd-run systemctl sudo; do
+    ln -sf units "${OUT}/tools/${n}"
+  done
+}
+
+# busybox_rootfs DIR: Debian's busybox-static with every applet linked in
+# /bin, and the users and groups of the busybox image.
+busybox_rootfs() {
+  local dir=$1 deb
+  mkdir -p "${dir}"/{bin,etc,root,tmp,var,home,usr/bin,usr/sbin,sbin}
+  chmod 1777 "${dir}/tmp"
+  chmod 0700 "${dir}/root"
+  cp "${OUT}/images/busybox-static/bin/busybox" "${dir}/bin/busybox"
+  local applet
+  for applet in $("${dir}/bin/busybox" --list-full); do
+    [[ "${applet}" == bin/busybox ]] && continue
+    [[ -e "${dir}/${applet}" ]] || ln -s /bin/busybox "${dir}/${applet}"
+  done
+  cat >"${dir}/etc/passwd" <<'PASSWD'
+root:x:0:0:root:/root:/bin/sh
+daemon:x:1:1:daemon:/usr/sbin:/bin/false
+bin:x:2:2:bin:/bin:/bin/false
+sys:x:3:3:sys:/dev:/bin/false
+nobody:x:65534:65534:nobody:/home:/bin/false
+PASSWD
+  cat >"${dir}/etc/group" <<'GROUP'
+root:x:0:
+daemon:x:1:
+bin:x:2:
+sys:x:3:
+nogroup:x:65534:
+GROUP
+  : >"${dir}/etc/hostname"
+  : >"${dir}/etc/hosts"
+  : >"${dir}/etc/resolv.conf"
+}
+
+# pack ID DIR OCIIMAGE-ARGS...: the image of ImageID ID from rootfs DIR.
+pack() {
+  local id=$1 dir=$2
+  shift 2
+  local ref
+  ref=$(image_ref "${id}")
+  "${OUT}/tools/ociimage" -rootfs "${dir}" -ref "${ref}" -out "${OUT}/images/${id}.tar" "$@"
+  echo "${ref}" >"${OUT}/images/${id}.ref"
+  log "image ${ref}"
+}
+
+build_images() {
+  local work=${OUT}/images/work
+  rm -rf "${work}" "${OUT}"/images/*.tar "${OUT}"/images/*.ref
+  mkdir -p "${work}"
+  if [[ ! -x "${OUT}/images/busybox-static/bin/busybox" ]]; then
+    log "fetching Debian's busybox-static"
+    (cd "${work}" && { apt-get download busybox-static >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get download busybox-static; }; })
+    rm -rf "${OUT}/images/busybox-static"
+    dpkg-deb -x "${work}"/busybox-static_*.deb "${OUT}/images/busybox-static"
+  fi
+  local bin=${work}/bin
+  mkdir -p "${bin}"
+  log "building agnhost, the sample device plugin and nonewprivs (${MINOR} tree) and pause"
+  CGO_ENABLED=0 upstream_go build -trimpath -ldflags "-s -w" -o "${bin}/" ./test/images/agnhost ./test/images/sample-device-plugin ./test/images/nonewprivs
+  local pause_version
+  pause_version=$(sed -n 's/^TAG ?= //p' "${SRC_DIR}/build/pause/Makefile")
+  gcc -Os -Wall -Werror -static -DVERSION="v${pause_version}-podadmission" -o "${bin}/pause" "${SRC_DIR}/build/pause/linux/pause.c"
+  strip "${bin}/pause"
+
+  # busybox: the docker library image the e2e one mirrors.
+  busybox_rootfs "${work}/busybox"
+  pack BusyBox "${work}/busybox" -cmd sh
+
+  # agnhost: its Dockerfile on a busybox base instead of alpine (no apk
+  # packages: dig, curl, nc, iperf and coredns are missing).
+  local a=${work}/agnhost
+  busybox_rootfs "${a}"
+  cp "${bin}/agnhost" "${a}/agnhost"
+  ln -s agnhost "${a}/agnhost-2"
+  mkdir -p "${a}/uploads"
+  cp "${SRC_DIR}/test/images/agnhost/porter/localhost.crt" "${SRC_DIR}/test/images/agnhost/porter/localhost.key" "${a}/"
+  echo "user-defined-in-image:x:1000:1000::/home/user-defined-in-image:/bin/sh" >>"${a}/etc/passwd"
+  printf 'user-defined-in-image:x:1000:\ngroup-defined-in-image:x:50000:user-defined-in-image\n' >>"${a}/etc/group"
+  mkdir -p "${a}/home/user-defined-in-image"
+  pack Agnhost "${a}" -entrypoint /agnhost -cmd pause
+
+  local p=${work}/pause
+  mkdir -p "${p}"
+  cp "${bin}/pause" "${p}/pause"
+  pack Pause "${p}" -entrypoint /pause -user 65535:65535
+
+  local s=${work}/sample-device-plugin
+  busybox_rootfs "${s}"
+  cp "${bin}/sample-device-plugin" "${s}/sampledeviceplugin"
+  pack SampleDevicePlugin "${s}" -entrypoint /sampledeviceplugin -entrypoint -alsologtostderr
+
+  local n=${work}/nonewprivs
+  busybox_rootfs "${n}"
+  mkdir -p "${n}/usr/local/bin"
+  cp "${bin}/nonewprivs" "${n}/usr/local/bin/nnp"
+  chmod 4755 "${n}/usr/local/bin/nnp"
+  pack Nonewprivs "${n}" -cmd nnp
+
+  local r=${work}/nonroot
+  busybox_rootfs "${r}"
+  pack NonRoot "${r}" -user 1234 -cmd sh
+  rm -rf "${work}"
+}
+
+steps=("$@")
+[[ ${#steps[@]} -gt 0 ]] || steps=(tools dropin vanilla images suite)
+for step in "${steps[@]}"; do
+  case "${step}" in
+  suite) build_suite ;;
+  dropin) build_dropin ;;
+  vanilla) build_vanilla ;;
+  images) build_images ;;
+  tools) build_tools ;;
+  *) die "unknown step ${step} (tools, dropin, vanilla, images, suite)" ;;
+  esac
+done

@@ -1,0 +1,308 @@
+#!/usr/bin/env bash
+# Runs upstream's node e2e suite (built by test/upstream-e2e/build.sh) with
+# upstream's local runner and flags, as hack/make-rules/test-e2e-node.sh
+# runs it locally, against one kubelet configuration after another, on the
+# same node set-up, and writes each run's JUnit report and logs to
+# _output/upstream-e2e/1-NN/runs/<run>/<configuration>/:
+#
+#   vanilla       upstream's kubelet of the same release
+#   gate-off      the drop-in kubelet, PodAdmissionPlugin off
+#   gate-on       the drop-in kubelet, gate on, an Exec and a GRPC plugin
+#                 (test/testplugin) that admit every pod
+#   gate-on-hold  gate on, an Exec plugin that admits and a GRPC plugin that
+#                 holds every pod for HOLD (2s) and then admits it by a push
+#
+#   test/upstream-e2e/run.sh [-n NAME] CONFIGURATION...
+#
+# The environment chooses the tests (see README.md): LABEL_FILTER, FOCUS,
+# SKIP, PARALLELISM (ginkgo -nodes). One node e2e cluster runs per machine:
+# the run holds /run/podadmission-e2e.lock (waiting LOCK_WAIT, 4h) and
+# leaves the host as it found it (containerd, mounts, cgroups, the CNI
+# bridge, /var/lib/kubelet and the other host paths the suite uses).
+
+source "$(dirname "${BASH_SOURCE[0]}")/../../build/lib.sh"
+cd "${REPO_ROOT}"
+
+OUT=${OUTPUT_DIR}/upstream-e2e/${MINOR}
+LOCK=/run/podadmission-e2e.lock
+LOCK_WAIT=${LOCK_WAIT:-4h}
+HOLD=${HOLD:-2s}
+PARALLELISM=${PARALLELISM:-8}
+LABEL_FILTER=${LABEL_FILTER:-}
+FOCUS=${FOCUS:-}
+SKIP=${SKIP:-}
+CONFIGURATIONS=(vanilla gate-off gate-on gate-on-hold)
+
+run_name=$(date -u +%Y%m%dT%H%M%SZ)
+if [[ "${1:-}" == -n ]]; then
+  run_name=$2
+  shift 2
+fi
+[[ $# -gt 0 ]] || die "usage: $0 [-n NAME] CONFIGURATION... (${CONFIGURATIONS[*]})"
+for c in "$@"; do
+  [[ " ${CONFIGURATIONS[*]} " == *" ${c} "* ]] || die "unknown configuration ${c} (${CONFIGURATIONS[*]})"
+done
+[[ $(id -u) -eq 0 ]] || die "upstream's node e2e suite runs the kubelet and containerd: run as root"
+need=(bin/e2e_node.test bin/ginkgo bin/run-local tools/units tools/testplugin images/Pause.ref)
+for c in "$@"; do
+  if [[ "${c}" == vanilla ]]; then need+=(kubelet/vanilla); else need+=(kubelet/dropin); fi
+done
+for f in "${need[@]}"; do
+  [[ -e "${OUT}/${f}" ]] || die "${OUT#"${REPO_ROOT}"/}/${f} is missing: run test/upstream-e2e/build.sh (make upstream-e2e-build)"
+done
+
+if [[ -z "${UPSTREAM_E2E_LOCKED:-}" ]]; then
+  log "waiting up to ${LOCK_WAIT} for ${LOCK} (one node e2e cluster per machine)"
+  wait_s=${LOCK_WAIT%[hms]}
+  case "${LOCK_WAIT}" in
+  *h) wait_s=$((wait_s * 3600)) ;;
+  *m) wait_s=$((wait_s * 60)) ;;
+  esac
+  UPSTREAM_E2E_LOCKED=1 exec flock -w "${wait_s}" "${LOCK}" "$0" -n "${run_name}" "$@"
+fi
+
+RUNS=${OUT}/runs/${run_name}
+STATE=/var/lib/upstream-e2e
+RUNDIR=/run/upstream-e2e
+CONTAINERD_SOCK=${RUNDIR}/containerd/containerd.sock
+PLUGIN_CONFIG_DIR=${RUNDIR}/pod-admission/config
+PLUGIN_BIN_DIR=${RUNDIR}/pod-admission/bin
+PLUGIN_SOCKET=${RUNDIR}/pod-admission/sockets/admit.sock
+CNI_BRIDGE=upstreame2e0
+CNI_SUBNET=10.100.0.0/24 # the podCIDR of test/e2e_node/jenkins/default-kubelet-config.yaml
+# Host paths the suite and the kubelet create; the ones that exist before a
+# run are kept.
+HOST_PATHS=(/var/lib/kubelet /var/log/pods /var/log/containers /etc/kubernetes /var/lib/cni /run/containerd /tmp/node-e2e-*)
+CGROUP_NAMES=(kubepods kubepods.slice kubelet.slice kubelet system runtime.slice)
+
+export UNITS_STATE_DIR=${RUNDIR}/units
+export PATH=${OUT}/tools:${PATH}
+if [[ -d /run/systemd/system ]]; then
+  # A real systemd runs the kubelet's transient unit itself.
+  export PATH=${PATH#"${OUT}/tools:"}
+fi
+
+existing_paths=()
+for p in ${HOST_PATHS[@]}; do
+  [[ -e "${p}" ]] && existing_paths+=("${p}")
+done
+for c in /sys/fs/cgroup/*/ /sys/fs/cgroup/; do
+  for d in "${CGROUP_NAMES[@]}"; do
+    [[ -d "${c}${d}" ]] && existing_paths+=("${c}${d}")
+  done
+done
+
+# The bridge plugin turns IP forwarding on for a gateway; put it back.
+ip_forward=$(cat /proc/sys/net/ipv4/ip_forward)
+containerd_pid=
+plugin_pid=
+
+# unmount_under DIR: every mount at or below DIR, deepest first.
+unmount_under() {
+  local m
+  for m in $(awk -v d="$1" '$5 == d || index($5, d "/") == 1 { print $5 }' /proc/self/mountinfo | sort -r); do
+    umount -l "${m}" 2>/dev/null || true
+  done
+}
+
+teardown() {
+  local u
+  for u in "${UNITS_STATE_DIR}"/*.json; do
+    [[ -e "${u}" ]] && systemctl stop "$(basename "${u}" .json)" >/dev/null 2>&1
+  done
+  [[ -n "${plugin_pid}" ]] && kill "${plugin_pid}" 2>/dev/null && wait "${plugin_pid}" 2>/dev/null
+  plugin_pid=
+  if [[ -n "${containerd_pid}" ]]; then
+    # Pods first, so that their shims end with them.
+    ctr -a "${CONTAINERD_SOCK}" -n k8s.io tasks ls -q 2>/dev/null | while read -r t; do
+      ctr -a "${CONTAINERD_SOCK}" -n k8s.io tasks kill -s SIGKILL "${t}" >/dev/null 2>&1
+    done
+    kill "${containerd_pid}" 2>/dev/null && wait "${containerd_pid}" 2>/dev/null
+  fi
+  containerd_pid=
+  local pid
+  for pid in $(pgrep -f "containerd-shim-runc-v2 .*-address ${CONTAINERD_SOCK}" || true); do
+    kill -9 "${pid}" 2>/dev/null || true
+  done
+  unmount_under /var/lib/kubelet
+  unmount_under "${STATE}"
+  unmount_under "${RUNDIR}"
+  local ns
+  for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep '^cni-' || true); do
+    ip netns delete "${ns}" 2>/dev/null || true
+  done
+  ip link delete "${CNI_BRIDGE}" 2>/dev/null || true
+  echo "${ip_forward}" >/proc/sys/net/ipv4/ip_forward
+  local c d
+  for c in /sys/fs/cgroup/*/ /sys/fs/cgroup/; do
+    for d in "${CGROUP_NAMES[@]}"; do
+      [[ -d "${c}${d}" && " ${existing_paths[*]} " != *" ${c}${d} "* ]] || continue
+      find "${c}${d}" -depth -type d -exec rmdir {} + 2>/dev/null
+    done
+  done
+  rm -rf "${STATE}" "${RUNDIR}"
+  local p keep e
+  for p in ${HOST_PATHS[@]}; do
+    [[ -e "${p}" ]] || continue
+    keep=
+    for e in "${existing_paths[@]}"; do
+      [[ "${e}" == "${p}" ]] && keep=1
+    done
+    if [[ -z "${keep}" ]]; then
+      unmount_under "${p}"
+      rm -rf "${p}"
+    fi
+  done
+  return 0
+}
+trap 'teardown' EXIT
+trap 'exit 130' INT TERM
+
+start_containerd() { # start_containerd ARTIFACTS
+  mkdir -p "${STATE}/containerd" "${RUNDIR}/containerd" "${STATE}/cni/net.d" "${STATE}/cni/ipam"
+  cat >"${STATE}/cni/net.d/10-upstream-e2e.conflist" <<CNI
+{
+  "cniVersion": "0.4.0",
+  "name": "upstream-e2e",
+  "plugins": [
+    {
+      "type": "bridge",
+      "bridge": "${CNI_BRIDGE}",
+      "isGateway": true,
+      "ipMasq": false,
+      "hairpinMode": true,
+      "ipam": {"type": "host-local", "ranges": [[{"subnet": "${CNI_SUBNET}"}]], "routes": [{"dst": "0.0.0.0/0"}], "dataDir": "${STATE}/cni/ipam"}
+    }
+  ]
+}
+CNI
+  cat >"${STATE}/containerd/config.toml" <<TOML
+version = 2
+root = "${STATE}/containerd/root"
+state = "${RUNDIR}/containerd/state"
+disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.zfs", "io.containerd.tracing.processor.v1.otlp"]
+[grpc]
+  address = "${CONTAINERD_SOCK}"
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "$(cat "${OUT}/images/Pause.ref")"
+  restrict_oom_score_adj = true
+  netns_mounts_under_state_dir = true
+  stream_server_address = "127.0.0.1"
+  stream_server_port = "0"
+  enable_selinux = false
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "/usr/lib/cni"
+    conf_dir = "${STATE}/cni/net.d"
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        SystemdCgroup = false
+        Root = "${RUNDIR}/containerd/runc"
+TOML
+  containerd --config "${STATE}/containerd/config.toml" >"$1/containerd.log" 2>&1 &
+  containerd_pid=$!
+  local i
+  for i in $(seq 100); do
+    ctr -a "${CONTAINERD_SOCK}" version >/dev/null 2>&1 && break
+    kill -0 "${containerd_pid}" 2>/dev/null || die "containerd exited: see $1/containerd.log"
+    sleep 0.2
+  done
+  local tar
+  for tar in "${OUT}"/images/*.tar; do
+    ctr -a "${CONTAINERD_SOCK}" -n k8s.io images import --no-unpack "${tar}" >/dev/null
+  done
+  ctr -a "${CONTAINERD_SOCK}" -n k8s.io images ls -q | sed 's/^/  image: /' >&2
+}
+
+# start_plugins CONFIGURATION ARTIFACTS: the plugin chain of a gate-on run.
+start_plugins() {
+  local grpc_args=(--mode=allow)
+  if [[ "$1" == gate-on-hold ]]; then
+    # retryAfterSeconds far beyond the hold: the push releases each pod.
+    grpc_args+=(--hold="${HOLD}" --retry-after=10m --reason=HeldByUpstreamE2E --message="held for ${HOLD}, then admitted by a push")
+  fi
+  install -d -m 0755 "${PLUGIN_CONFIG_DIR}" "${PLUGIN_BIN_DIR}" "$(dirname "${PLUGIN_SOCKET}")"
+  install -m 0755 "${OUT}/tools/testplugin" "${PLUGIN_BIN_DIR}/admit-exec"
+  "${OUT}/tools/testplugin" --serve="unix://${PLUGIN_SOCKET}" "${grpc_args[@]}" >"$2/grpc-plugin.log" 2>&1 &
+  plugin_pid=$!
+  cat >"${PLUGIN_CONFIG_DIR}/10-upstream-e2e.yaml" <<YAML
+apiVersion: podadmission.kubelet.config.k8s.io/v1alpha1
+kind: PodAdmissionConfiguration
+plugins:
+- name: admit-exec
+  type: Exec
+  args: ["--mode=allow"]
+- name: admit-grpc
+  type: GRPC
+  endpoint: ${PLUGIN_SOCKET}
+YAML
+  cp "${PLUGIN_CONFIG_DIR}/10-upstream-e2e.yaml" "$2/"
+}
+
+run_configuration() {
+  local config=$1
+  local artifacts=${RUNS}/${config}
+  rm -rf "${artifacts}"
+  mkdir -p "${artifacts}"
+  teardown
+  mkdir -p "${STATE}" "${RUNDIR}"
+  log "${config}: starting containerd and importing the images"
+  start_containerd "${artifacts}"
+
+  # The runner finds ginkgo and the suite in $KUBE_ROOT/_output/local/go/bin,
+  # and the suite the kubelet next to itself.
+  local root=${STATE}/root
+  local bin=${root}/_output/local/go/bin
+  mkdir -p "${bin}" "${STATE}/work"
+  ln -f "${OUT}/bin/e2e_node.test" "${OUT}/bin/ginkgo" "${bin}/"
+  local kubelet=dropin
+  [[ "${config}" == vanilla ]] && kubelet=vanilla
+  ln -f "${OUT}/kubelet/${kubelet}" "${bin}/kubelet"
+  "${bin}/kubelet" --version >"${artifacts}/kubelet-version"
+
+  local test_args="--prepull-images=false --container-runtime-endpoint=unix://${CONTAINERD_SOCK}"
+  if [[ "${config}" == gate-on* ]]; then
+    start_plugins "${config}" "${artifacts}"
+    test_args+=" --feature-gates=PodAdmissionPlugin=true --kubelet-flags=\"--pod-admission-plugin-config=${PLUGIN_CONFIG_DIR} --pod-admission-plugin-bin-dir=${PLUGIN_BIN_DIR}\""
+  fi
+  # As hack/make-rules/test-e2e-node.sh builds them for a local run.
+  test_args="--dns-domain=\"cluster.local\" ${test_args}"
+  test_args="--kubelet-flags=\"--cluster-domain=cluster.local\" ${test_args}"
+  local ginkgo_flags="-timeout=24h"
+  [[ ${PARALLELISM} -gt 1 ]] && ginkgo_flags+=" -nodes=${PARALLELISM}"
+  [[ -n "${FOCUS}" ]] && ginkgo_flags+=" -focus=\"${FOCUS}\""
+  [[ -n "${SKIP}" ]] && ginkgo_flags+=" -skip=\"${SKIP}\""
+  [[ -n "${LABEL_FILTER}" ]] && ginkgo_flags+=" --label-filter=\"${LABEL_FILTER}\""
+  printf 'LABEL_FILTER=%s\nFOCUS=%s\nSKIP=%s\nPARALLELISM=%s\n' "${LABEL_FILTER}" "${FOCUS}" "${SKIP}" "${PARALLELISM}" >"${artifacts}/selection"
+
+  # Upstream's kubelet configuration for node e2e runs; a cgroup v1 host
+  # (these machines) needs failCgroupV1: false, or the kubelet refuses to start.
+  local kubelet_config=${STATE}/kubelet-config.yaml
+  cp "${SRC_DIR}/test/e2e_node/jenkins/default-kubelet-config.yaml" "${kubelet_config}"
+  if [[ "$(stat -fc %T /sys/fs/cgroup)" != cgroup2fs ]]; then
+    echo "failCgroupV1: false" >>"${kubelet_config}"
+  fi
+  cp "${kubelet_config}" "${artifacts}/kubelet-config-file.yaml"
+
+  log "${config}: running upstream's node e2e suite ($(cat "${artifacts}/kubelet-version")); logs in ${artifacts#"${REPO_ROOT}"/}"
+  local start=${EPOCHSECONDS} rc=0
+  (cd "${STATE}/work" && KUBE_ROOT=${root} "${OUT}/bin/run-local" \
+    --build-dependencies=false \
+    --ginkgo-flags="${ginkgo_flags}" \
+    --test-flags="--v 4 --report-dir=${artifacts} --node-name $(hostname) ${test_args}" \
+    --kubelet-config-file="${kubelet_config}") >"${artifacts}/build-log.txt" 2>&1 || rc=$?
+  echo "$((EPOCHSECONDS - start))" >"${artifacts}/seconds"
+  echo "${rc}" >"${artifacts}/exit-code"
+  log "${config}: exit ${rc} after $((EPOCHSECONDS - start)) s ($(grep -E '^(Ran|PASS|FAIL)' "${artifacts}/build-log.txt" | tail -n2 | paste -sd' '))"
+  teardown
+}
+
+mkdir -p "${RUNS}"
+for config in "$@"; do
+  run_configuration "${config}"
+done
+ln -sfn "${run_name}" "${OUT}/runs/latest"
+log "results in ${RUNS#"${REPO_ROOT}"/}"

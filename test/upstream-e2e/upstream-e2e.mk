@@ -1,0 +1,49 @@
+# Upstream's own node e2e suite (test/e2e_node of UPSTREAM's tree) against
+# upstream's vanilla kubelet and the drop-in kubelet: gate off, gate on with
+# plugins that admit, gate on with a plugin that holds every pod and then
+# releases it. Included by the top-level Makefile. See
+# test/upstream-e2e/README.md.
+#
+#   make test-upstream-e2e-node        the full four-way run; rewrites test/upstream-e2e/RESULTS.md
+#   make test-upstream-e2e-node-slice  what make test runs: the feature's ginkgo tests and a NodeConformance slice, gate on
+#   make upstream-e2e-build            only build the suite, the vanilla kubelet, the images and the tools
+
+UPSTREAM_E2E_DIR := $(OUTPUT)/upstream-e2e/$(MINOR)
+UPSTREAM_E2E_CONFIGS ?= vanilla gate-off gate-on gate-on-hold
+# Passed to the runner's environment (run.sh): how long to wait for the
+# machine's node e2e lock.
+UPSTREAM_E2E_LOCK_WAIT ?= 4h
+
+# The selections (ginkgo label filter and focus) and their reasons are in
+# test/upstream-e2e/README.md.
+UPSTREAM_E2E_CONFORMANCE := NodeConformance && !Serial && !Disruptive && !Slow && !Flaky
+UPSTREAM_E2E_SERIAL_FOCUS := $(shell sed -n 's/^serial-focus: //p' test/upstream-e2e/selection.txt | paste -sd'|')
+UPSTREAM_E2E_SLICE_FOCUS := $(shell sed -n 's/^slice-focus: //p' test/upstream-e2e/selection.txt | paste -sd'|')
+
+.PHONY: upstream-e2e-build
+upstream-e2e-build: source kubelet ## Build upstream's node e2e suite, ginkgo, its runner, the vanilla kubelet and the suite's images from source.
+	UPSTREAM=$(MINOR) test/upstream-e2e/build.sh
+
+# The slice needs no vanilla kubelet.
+.PHONY: upstream-e2e-build-slice
+upstream-e2e-build-slice: source kubelet
+	UPSTREAM=$(MINOR) test/upstream-e2e/build.sh tools dropin images suite
+
+# Each run directory has one subdirectory per configuration and part.
+define upstream_e2e_run
+	UPSTREAM=$(MINOR) LOCK_WAIT=$(UPSTREAM_E2E_LOCK_WAIT) $(1) test/upstream-e2e/run.sh -n $(2) $(3)
+endef
+
+.PHONY: test-upstream-e2e-node
+test-upstream-e2e-node: upstream-e2e-build e2e-host-deps ## Upstream's node e2e suite four ways (vanilla, gate off, gate on, gate on with holds); rewrites test/upstream-e2e/RESULTS.md.
+	@run=$$(date -u +%Y%m%dT%H%M%SZ); rc=0; \
+	$(call upstream_e2e_run,LABEL_FILTER='$(UPSTREAM_E2E_CONFORMANCE) || Feature:PodAdmissionPlugin && !Serial' PARALLELISM=8,$$run-conformance,$(UPSTREAM_E2E_CONFIGS)) || rc=$$?; \
+	$(call upstream_e2e_run,FOCUS='$(UPSTREAM_E2E_SERIAL_FOCUS)' SKIP='\[Flaky\]' PARALLELISM=1,$$run-serial,$(UPSTREAM_E2E_CONFIGS)) || rc=$$?; \
+	test/upstream-e2e/results.sh $(UPSTREAM_E2E_DIR)/runs $$run 'make test-upstream-e2e-node' $(UPSTREAM_E2E_CONFIGS) >test/upstream-e2e/RESULTS.md || rc=$$?; \
+	exit $$rc
+
+# The CI slice: the feature's own ginkgo tests (patch 0010) and a slice of
+# NodeConformance, gate on, one configuration.
+.PHONY: test-upstream-e2e-node-slice
+test-upstream-e2e-node-slice: upstream-e2e-build-slice e2e-host-deps ## make test's slice of upstream's node e2e suite: the feature's ginkgo tests and a NodeConformance slice, gate on.
+	$(call upstream_e2e_run,FOCUS='$(UPSTREAM_E2E_SLICE_FOCUS)' SKIP='\[Flaky\]|\[Slow\]' PARALLELISM=1,slice-$$(date -u +%Y%m%dT%H%M%SZ),gate-on)
