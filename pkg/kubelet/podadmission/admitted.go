@@ -3,6 +3,7 @@ package podadmission
 import (
 	"slices"
 
+	"github.com/distribution/reference"
 	v1 "k8s.io/api/core/v1"
 	kubecontainer "k8s.io/kubernetes/pkg/kubelet/container"
 )
@@ -97,10 +98,11 @@ func reconcile(admitted admittedImages, pod *v1.Pod, podStatus *kubecontainer.Po
 		case known && (status == nil || status.Hash == hashWithImage(c, admittedImage)):
 			changes = append(changes, changedContainer{name: c.Name, image: c.Image, admittedImage: admittedImage})
 		case status != nil:
-			// The record, if any, is older than what runs: the runtime's
-			// image is the admitted one.
-			learn(c.Name, status.Image)
-			changes = append(changes, changedContainer{name: c.Name, image: c.Image, admittedImage: status.Image})
+			// The record, if any, is older than what runs: the image the
+			// runtime runs is the admitted one.
+			image := runningImage(c, status)
+			learn(c.Name, image)
+			changes = append(changes, changedContainer{name: c.Name, image: c.Image, admittedImage: image})
 		default:
 			learn(c.Name, c.Image)
 		}
@@ -128,6 +130,29 @@ func reconcile(admitted admittedImages, pod *v1.Pod, podStatus *kubecontainer.Po
 func isAdmitted(admitted admittedImages, name, image string) bool {
 	admittedImage, ok := admitted[name]
 	return ok && admittedImage == image
+}
+
+// runningImage is the image of the spec the runtime started the container
+// of status with, so that the runnable pod keeps it running: the runtime's
+// hash is the spec's. The runtime reports images by its own name for them
+// (containerd: docker.io/library/busybox:latest for busybox), so the short
+// forms of that name are tried too; when none has the hash (a digest, a
+// registry's other spelling) the runtime's name is the best there is, and
+// the runtime restarts the container once at that name of the same image.
+func runningImage(c *v1.Container, status *kubecontainer.Status) string {
+	candidates := []string{status.Image}
+	if named, err := reference.ParseNormalizedNamed(status.Image); err == nil {
+		candidates = append(candidates, reference.FamiliarString(named), named.String())
+		if tagged, ok := named.(reference.Tagged); ok && tagged.Tag() == "latest" {
+			candidates = append(candidates, reference.FamiliarName(named), named.Name())
+		}
+	}
+	for _, image := range candidates {
+		if hashWithImage(c, image) == status.Hash {
+			return image
+		}
+	}
+	return status.Image
 }
 
 // hashWithImage is the runtime's hash of c with image instead of its own.

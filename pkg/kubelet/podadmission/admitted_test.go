@@ -136,6 +136,43 @@ func TestReconcileWithoutARecord(t *testing.T) {
 		"the runtime sees the container it runs, so it neither stops it nor starts the new image")
 }
 
+// TestReconcileKeepsWhatRunsUnderTheRuntimesNameOfItsImage: without a
+// record, the admitted image of a running container is the runtime's, which
+// names images its own way (containerd: docker.io/library/busybox:latest
+// for busybox). The runnable pod has the image the container was started
+// with, so the runtime's hash matches and it neither stops nor restarts it.
+func TestReconcileKeepsWhatRunsUnderTheRuntimesNameOfItsImage(t *testing.T) {
+	for started, reported := range map[string]string{
+		"busybox":                        "docker.io/library/busybox:latest",
+		"busybox:1.36":                   "docker.io/library/busybox:1.36",
+		"docker.io/library/busybox:1.36": "docker.io/library/busybox:1.36",
+		"registry.example:5000/app":      "registry.example:5000/app:latest",
+		"registry.example/team/app:1":    "registry.example/team/app:1",
+	} {
+		t.Run(started, func(t *testing.T) {
+			before := withImage(appPod("web"), "app", started)
+			status := runtimeStatus(before, "app")
+			status.ContainerStatuses[0].Image = reported
+			pod := withImage(before, "app", "registry.example/evil:1")
+
+			record, changes, _ := reconcile(nil, pod, status)
+			require.Equal(t, []changedContainer{{name: "app", image: "registry.example/evil:1", admittedImage: started}}, changes)
+			assert.Equal(t, started, record["app"])
+			runnable := runnablePod(pod, changes)
+			assert.Equal(t, status.ContainerStatuses[0].Hash, kubecontainer.HashContainer(&runnable.Spec.Containers[0]),
+				"the runtime sees the container it runs")
+		})
+	}
+
+	// A spelling the runtime's name does not give back: the best there is.
+	before := withImage(appPod("web"), "app", "library/busybox")
+	status := runtimeStatus(before, "app")
+	status.ContainerStatuses[0].Image = "docker.io/library/busybox:latest"
+	_, changes, _ := reconcile(nil, withImage(before, "app", "registry.example/evil:1"), status)
+	require.Len(t, changes, 1)
+	assert.Equal(t, "docker.io/library/busybox:latest", changes[0].admittedImage)
+}
+
 func TestRunnablePodKeepsWhatWasAdmitted(t *testing.T) {
 	admitted := appPod("web")
 	pod := withEphemeral(withEphemeral(withImage(admitted, "app", "registry.example/app:2"), "debug", "busybox"), "ok", "registry.example/tools:1")
