@@ -5,9 +5,10 @@
 #   build/image-check.sh IMAGE_DIR
 #
 # A second build has the same bytes and digest; the image's config runs
-# /usr/local/bin/kubelet (where Talos runs it) for linux/amd64; a containerd
-# of its own (root, state and socket in a scratch directory, under the node
-# e2e machine lock /run/podadmission-e2e.lock) imports both the OCI layout
+# /usr/local/bin/kubelet (where Talos runs it) for linux/amd64; the node e2e
+# suite's containerd 2.x (make containerd), started on its own (root, state
+# and socket in a scratch directory, under the node e2e machine lock
+# /run/podadmission-e2e.lock), imports both the OCI layout
 # tarball (with the image's digest) and the `docker save` tarball, and `ctr run`
 # runs the kubelet in it with --version and podadmctl in it validating the
 # sample with the plugin in it.
@@ -24,9 +25,15 @@ docker_tar=${image_dir}/${base}.docker.tar
 [[ -f "${oci}" && -f "${docker_tar}" ]] || die "${oci} or ${docker_tar} does not exist; run make image first"
 ref=$(cut -d@ -f1 "${image_dir}/${base}.image-ref")
 digest=$(cut -d@ -f2 "${image_dir}/${base}.image-ref")
-for tool in containerd ctr runc python3; do
-  command -v "${tool}" >/dev/null || die "${tool} is missing (make e2e-host-deps installs containerd and runc)"
+# The node e2e suite's containerd 2.x, its shim and runc (make containerd),
+# ahead of Debian's containerd 1.6 in PATH: containerd finds the shim, the
+# shim runc there.
+containerd_bin=$("${REPO_ROOT}/build/containerd.sh" dir)
+for tool in containerd containerd-shim-runc-v2 ctr runc; do
+  [[ -x "${containerd_bin}/${tool}" ]] || die "${containerd_bin}/${tool} is missing; run make containerd"
 done
+export PATH=${containerd_bin}:${PATH}
+command -v python3 >/dev/null || die "python3 is missing"
 
 checks=0
 ok() {
@@ -82,16 +89,21 @@ take_lock /run/podadmission-e2e.lock 8
 locked=true
 mkdir -p "${work}/containerd"
 socket=${work}/containerd/containerd.sock
+# No CRI (ctr needs none), no /opt/containerd, no snapshotter that probes
+# devices: the node e2e suite's configuration without its CRI part.
 cat >"${work}/containerd/config.toml" <<EOT
-version = 2
+version = 3
 root = "${work}/containerd/root"
 state = "${work}/containerd/state"
 disabled_plugins = [
+  "io.containerd.cri.v1.images",
+  "io.containerd.cri.v1.runtime",
   "io.containerd.grpc.v1.cri",
   "io.containerd.internal.v1.opt",
-  "io.containerd.snapshotter.v1.aufs",
+  "io.containerd.snapshotter.v1.blockfile",
   "io.containerd.snapshotter.v1.btrfs",
   "io.containerd.snapshotter.v1.devmapper",
+  "io.containerd.snapshotter.v1.erofs",
   "io.containerd.snapshotter.v1.zfs",
   "io.containerd.tracing.processor.v1.otlp",
 ]

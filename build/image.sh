@@ -2,7 +2,7 @@
 # Builds the OCI image of the drop-in kubelet of one minor (UPSTREAM, see
 # lib.sh) from its release tarball (make release), in the form Talos'
 # machine.kubelet.image runs (make image), without a container daemon
-# (build/image, go-containerregistry):
+# (build/image, go-containerregistry, the packer test/upstream-e2e uses too):
 #
 #   build/image.sh [OUTDIR]   OUTDIR/kubelet-<upstream>+podadmission.<N>.oci.tar   an OCI image layout, as a tarball
 #                             OUTDIR/kubelet-<upstream>+podadmission.<N>.docker.tar  the same image, `docker save` format
@@ -63,10 +63,10 @@ mkdir -p "${out_dir}"
 oci=${out_dir}/${name%-linux-amd64}.oci.tar
 docker_tar=${out_dir}/${name%-linux-amd64}.docker.tar
 digest=$("${tool}" -rootfs "${root}" -ref "${ref}" -epoch "${epoch}" ${IMAGE_BASE:+-base "${IMAGE_BASE}"} \
+  -entrypoint /usr/local/bin/kubelet \
   -label "org.opencontainers.image.title=kubelet" -label "org.opencontainers.image.version=${version}" \
   -label "org.opencontainers.image.description=Kubernetes ${UPSTREAM_VERSION} kubelet with the podadmission patch series ${MINOR} (revision ${SERIES_VERSION})" \
-  -oci-layout "${work}/oci" -docker-archive "${docker_tar}.tmp")
-tar --sort=name --owner=0 --group=0 --numeric-owner --mode="a+rX,u+w,go-w" --mtime="@${epoch}" -C "${work}/oci" -cf "${oci}.tmp" .
+  -oci-archive "${oci}.tmp" -docker-archive "${docker_tar}.tmp")
 mv "${oci}.tmp" "${oci}"
 mv "${docker_tar}.tmp" "${docker_tar}"
 (cd "${out_dir}" && sha256sum "${oci##*/}" "${docker_tar##*/}" >"${name%-linux-amd64}.image.sha256")

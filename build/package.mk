@@ -38,15 +38,18 @@ image: release ## OCI image of the drop-in kubelet for Talos' machine.kubelet.im
 upstream-status: ## Each maintained minor: the release its series targets, the newest the Go module proxy serves, which series are behind.
 	build/upstream-status.sh
 
+# systemd-dissect comes with systemd-container, of the installed systemd's
+# version (a newer one would upgrade systemd on a shared machine).
 PACKAGE_TOOLS := lintian=lintian shellcheck=shellcheck rpmbuild=rpm rpmlint=rpmlint busybox=busybox-static \
-	mksquashfs=squashfs-tools unsquashfs=squashfs-tools
+	mksquashfs=squashfs-tools unsquashfs=squashfs-tools \
+	systemd-dissect=systemd-container=$(shell dpkg-query -W -f='$${Version}' systemd 2>/dev/null)
 
 # The cycles run the node e2e suite's TestPodSecurityPlugin with the
 # installed kubelet and plugin of the default minor, so they need what
 # test-e2e-node needs; every other buildable minor's kubelet runs the node
 # e2e smoke in test-other-minors.
 .PHONY: test-packages
-test-packages: e2e-binaries e2e-node-binaries e2e-host-deps ## Every buildable minor: the .deb and .rpm built twice (same bytes), linted, installed, upgraded under and removed; the sysext and OCI image of the default minor built twice and checked.
+test-packages: e2e-binaries e2e-node-binaries e2e-host-deps containerd ## Every buildable minor: the .deb and .rpm built twice (same bytes), linted, installed, upgraded under and removed; the sysext and OCI image of the default minor built twice and checked.
 	@build/host-deps.sh $(PACKAGE_TOOLS)
 	@for m in $(BUILDABLE_MINORS); do \
 		$(MAKE) --no-print-directory test-packages-minor UPSTREAM=$$m || exit 1; \
@@ -60,7 +63,7 @@ test-packages-minor: deb rpm
 	UPSTREAM=$(MINOR) build/rpm/test-cycle.sh $(RPM_DIR)
 
 .PHONY: test-images
-test-images: sysext image
+test-images: sysext image containerd
 	UPSTREAM=$(MINOR) build/sysext-check.sh $(SYSEXT_DIR)
 	UPSTREAM=$(MINOR) build/image-check.sh $(IMAGE_DIR)
 

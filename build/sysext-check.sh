@@ -8,9 +8,10 @@
 # /usr only, every file root-owned with the mode and bytes the tarball's
 # install.sh --list gives it; extension-release.podadmission-kubelet has
 # ID, SYSEXT_LEVEL and ARCHITECTURE; the kubelet in it runs --version and
-# podadmctl in it validates the sample with the plugin in it; where
-# systemd-dissect is installed (Debian: systemd-container), it lists the
-# same files and reads the extension-release.
+# podadmctl in it validates the sample with the plugin in it; systemd's
+# systemd-dissect (Debian: systemd-container) takes it for a system
+# extension under the name /etc/extensions gives it, reads the same
+# extension-release and the same kubelet out of it.
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -23,6 +24,8 @@ tarball=${OUTPUT_DIR}/release/${name}.tar.gz
 for tool in unsquashfs mksquashfs; do
   command -v "${tool}" >/dev/null || die "${tool} is missing (Debian: squashfs-tools)"
 done
+command -v systemd-dissect >/dev/null || die "systemd-dissect is missing (Debian: systemd-container, of the installed systemd's version)"
+command -v python3 >/dev/null || die "python3 is missing"
 
 checks=0
 ok() {
@@ -80,11 +83,29 @@ out=$(chroot "${work}/root" /usr/bin/podadmctl validate /etc/kubernetes/pod-admi
   fail "the image's podadmctl does not validate its sample with its plugin:"$'\n'"${out}"
 ok "its kubelet runs: $("${work}/root/usr/bin/kubelet" --version); its podadmctl validates its sample with its plugin: ${out}"
 
-if command -v systemd-dissect >/dev/null; then
-  out=$(systemd-dissect --list "${raw}" 2>&1) || fail "systemd-dissect --list ${raw} failed:"$'\n'"${out}"
-  grep -q 'usr/bin/kubelet' <<<"${out}" || fail "systemd-dissect --list does not list usr/bin/kubelet:"$'\n'"${out}"
-  ok "systemd-dissect --list reads it"
-else
-  echo "    (systemd-dissect is not installed here: Debian 12 ships it in systemd-container, which upgrades systemd; unsquashfs did the checks)"
-fi
+# systemd's own reading of it, as systemd-sysext does on a node: under the
+# name /etc/extensions gives it (podadmission-kubelet.raw, here a link to
+# the image as Flatcar links its sysexts) it is an extension for the
+# system with its extension-release; under its file name it is not (the
+# name must match the extension-release file's). --copy-from mounts it
+# through a loop device and reads the kubelet out of it.
+named=${work}/extensions/podadmission-kubelet.raw
+mkdir -p "${work}/extensions"
+ln -s "${raw}" "${named}"
+dissect_json() {
+  systemd-dissect --json=short "$1" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print("system" if d.get("useSystemExtension") else "not-system")
+print("\n".join(d.get("extensionRelease") or []))'
+}
+out=$(dissect_json "${named}") || fail "systemd-dissect cannot read ${named}"
+[[ "$(head -n1 <<<"${out}")" == system ]] || fail "systemd-dissect does not take ${named} for a system extension:"$'\n'"${out}"
+[[ "$(tail -n +2 <<<"${out}")" == "${fields}" ]] || fail "systemd-dissect reads the extension-release"$'\n'"$(tail -n +2 <<<"${out}")"$'\n'"want"$'\n'"${fields}"
+out=$(dissect_json "${raw}") || fail "systemd-dissect cannot read ${raw}"
+[[ "$(head -n1 <<<"${out}")" == not-system ]] || fail "systemd-dissect takes ${raw##*/} for a system extension under its file name: the README's rename is wrong"
+systemd-dissect --copy-from "${named}" /usr/bin/kubelet "${work}/dissected-kubelet" ||
+  fail "systemd-dissect --copy-from ${named} /usr/bin/kubelet failed"
+cmp -s "${work}/dissected-kubelet" "${release}/kubelet" || fail "the kubelet systemd-dissect reads from the image differs from the tarball's"
+ok "$(systemd-dissect --version | head -n1): a system extension as podadmission-kubelet.raw (not under its file name), the same extension-release, and its /usr/bin/kubelet is the tarball's"
 echo ">>> sysext checks passed: ${checks} checks"

@@ -16,10 +16,21 @@ pristine=refs/tags/${UPSTREAM_VERSION}
 mapfile -t PACKAGES < <(git -C "${SRC_DIR}" diff --name-only "${pristine}" HEAD -- '*.go' |
   xargs -r -n1 dirname | LC_ALL=C sort -u | sed 's#^#./#;s#$#/#')
 [[ ${#PACKAGES[@]} -gt 0 ]] || die "the series in ${SRC_DIR} changes no Go package"
+# End-to-end packages (test/e2e*) are suites that need a node and a cluster
+# (make test-upstream-e2e-node runs them); here they are compiled, with their
+# tests, so a series that breaks them fails.
+E2E_PACKAGES=()
+UNIT_PACKAGES=()
 for pkg in "${PACKAGES[@]}"; do
+  if [[ "${pkg}" == ./test/e2e* ]]; then
+    E2E_PACKAGES+=("${pkg}")
+    continue
+  fi
   compgen -G "${SRC_DIR}/${pkg}*_test.go" >/dev/null ||
     die "the series changes ${pkg} but it has no tests to run there"
+  UNIT_PACKAGES+=("${pkg}")
 done
+PACKAGES=("${UNIT_PACKAGES[@]}")
 # Packages whose behaviour the series changes from the outside: soft
 # admission defers allocation, hands the volume manager a view of the pod
 # manager without held pods and adds a kubelet-owned pod condition
@@ -48,4 +59,10 @@ log "go test ${PACKAGES[*]} ${AFFECTED_PACKAGES[*]} (${UPSTREAM_VERSION}, ${GO_T
 #   code under test ran).
 KNOWN_FLAKES='^TestWaitForAllPodsUnmount$'
 upstream_go test -count=1 -skip "${KNOWN_FLAKES}" "${PACKAGES[@]}" "${AFFECTED_PACKAGES[@]}"
+if [[ ${#E2E_PACKAGES[@]} -gt 0 ]]; then
+  log "compiling the e2e packages the series changes: ${E2E_PACKAGES[*]}"
+  for pkg in "${E2E_PACKAGES[@]}"; do
+    upstream_go test -c -o /dev/null "${pkg}"
+  done
+fi
 verify_no_drift "${SRC_DIR}" "${pristine}" "go test in the patched tree"

@@ -3,7 +3,8 @@ package main
 import (
 	"fmt"
 	"os"
-	"sort"
+	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,34 +17,13 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
-type labelList map[string]string
-
-func (l *labelList) String() string {
-	keys := make([]string, 0, len(*l))
-	for k, v := range *l {
-		keys = append(keys, k+"="+v)
-	}
-	sort.Strings(keys)
-	return strings.Join(keys, ",")
-}
-
-func (l *labelList) Set(kv string) error {
-	k, v, ok := strings.Cut(kv, "=")
-	if !ok || k == "" {
-		return fmt.Errorf("-label %q: want KEY=VALUE", kv)
-	}
-	if *l == nil {
-		*l = labelList{}
-	}
-	(*l)[k] = v
-	return nil
-}
-
 type options struct {
-	rootfs, ref, base, entrypoint string
-	ociLayout, dockerArchive      string
-	epoch                         int64
-	labels                        labelList
+	rootfs, ref, base, user, workdir, arch string
+	ociLayout, ociArchive, dockerArchive   string
+	epoch                                  int64
+	entrypoint, cmd                        argList
+	env                                    envList
+	labels                                 labelList
 }
 
 // run builds the image and writes what was asked; it returns the image's
@@ -52,8 +32,11 @@ func run(o options) (string, error) {
 	if o.rootfs == "" || o.ref == "" || o.epoch < 0 {
 		return "", fmt.Errorf("-rootfs, -ref and -epoch are required")
 	}
-	if o.ociLayout == "" && o.dockerArchive == "" {
-		return "", fmt.Errorf("nothing to write: give -oci-layout, -docker-archive or both")
+	if o.ociLayout == "" && o.ociArchive == "" && o.dockerArchive == "" {
+		return "", fmt.Errorf("nothing to write: give -oci-layout, -oci-archive or -docker-archive")
+	}
+	if o.arch == "" {
+		o.arch = "amd64"
 	}
 	tag, err := name.NewTag(o.ref)
 	if err != nil {
@@ -71,6 +54,11 @@ func run(o options) (string, error) {
 			return "", err
 		}
 	}
+	if o.ociArchive != "" {
+		if err := writeLayoutArchive(o.ociArchive, tag, img, o.epoch); err != nil {
+			return "", err
+		}
+	}
 	if o.dockerArchive != "" {
 		if err := tarball.WriteToFile(o.dockerArchive, tag, img); err != nil {
 			return "", fmt.Errorf("writing %s: %w", o.dockerArchive, err)
@@ -84,7 +72,8 @@ func run(o options) (string, error) {
 }
 
 // build: the base (or no base), the rootfs as one more layer, and the
-// configuration: entrypoint, labels, linux/amd64, created at the epoch.
+// configuration: entrypoint, command, environment, user, working directory,
+// labels, linux/-arch, created at the epoch.
 func build(o options) (v1.Image, error) {
 	created := v1.Time{Time: time.Unix(o.epoch, 0).UTC()}
 	base, err := baseImage(o.base)
@@ -108,7 +97,7 @@ func build(o options) (v1.Image, error) {
 		MediaType: layerType,
 		History: v1.History{
 			Created:   created,
-			CreatedBy: "podadmission build/image: the drop-in kubelet, podadmctl and the plugins",
+			CreatedBy: "podadmission build/image",
 		},
 	})
 	if err != nil {
@@ -119,12 +108,24 @@ func build(o options) (v1.Image, error) {
 		return nil, err
 	}
 	cfg = cfg.DeepCopy()
-	cfg.Architecture, cfg.OS = "amd64", "linux"
+	cfg.Architecture, cfg.OS = o.arch, "linux"
 	cfg.Created = created
-	cfg.Config.Entrypoint = []string{o.entrypoint}
-	cfg.Config.Cmd = nil
+	if len(o.entrypoint) > 0 {
+		// A base's command would be arguments to another program.
+		cfg.Config.Entrypoint, cfg.Config.Cmd = o.entrypoint, nil
+	}
+	if len(o.cmd) > 0 {
+		cfg.Config.Cmd = o.cmd
+	}
 	if o.base == "" {
 		cfg.Config.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+	}
+	cfg.Config.Env = setEnv(cfg.Config.Env, o.env)
+	if o.user != "" {
+		cfg.Config.User = o.user
+	}
+	if o.workdir != "" {
+		cfg.Config.WorkingDir = o.workdir
 	}
 	if len(o.labels) > 0 && cfg.Config.Labels == nil {
 		cfg.Config.Labels = map[string]string{}
@@ -133,6 +134,22 @@ func build(o options) (v1.Image, error) {
 		cfg.Config.Labels[k] = v
 	}
 	return mutate.ConfigFile(img, cfg)
+}
+
+// setEnv: env with each NAME=VALUE of set in place of that NAME's entry,
+// or added after them.
+func setEnv(env, set []string) []string {
+	out := append([]string(nil), env...)
+	for _, kv := range set {
+		name, _, _ := strings.Cut(kv, "=")
+		i := slices.IndexFunc(out, func(e string) bool { return strings.HasPrefix(e, name+"=") })
+		if i >= 0 {
+			out[i] = kv
+		} else {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // baseImage: an empty OCI image, or the one image of a `docker save`
@@ -174,4 +191,32 @@ func writeLayout(dir string, tag name.Tag, img v1.Image) error {
 		"io.containerd.image.name":          registry + "/" + tag.RepositoryStr() + ":" + tag.TagStr(),
 		"org.opencontainers.image.ref.name": tag.TagStr(),
 	}))
+}
+
+// writeLayoutArchive writes the OCI image layout of writeLayout as a
+// tarball at path: its files in lexical order, owned by root, directories
+// 0755 and files 0644 whatever the umask, every time the epoch.
+func writeLayoutArchive(path string, tag name.Tag, img v1.Image, epoch int64) error {
+	dir, err := os.MkdirTemp(filepath.Dir(path), ".oci-layout-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	if err := writeLayout(filepath.Join(dir, "oci"), tag, img); err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp)
+	err = writeTar(f, filepath.Join(dir, "oci"), time.Unix(epoch, 0).UTC(), layoutMode)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return os.Rename(tmp, path)
 }

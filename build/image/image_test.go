@@ -49,7 +49,7 @@ func buildImage(t *testing.T, o options) (string, options) {
 }
 
 func TestImageIsReproducible(t *testing.T) {
-	o := options{rootfs: rootfs(t, "kubelet v1"), ref: "podadmission/kubelet:v1.37.2_podadmission.2", epoch: epoch, entrypoint: "/usr/local/bin/kubelet"}
+	o := options{rootfs: rootfs(t, "kubelet v1"), ref: "podadmission/kubelet:v1.37.2_podadmission.2", epoch: epoch, entrypoint: argList{"/usr/local/bin/kubelet"}}
 	first, built := buildImage(t, o)
 	// The same tree elsewhere, with other times: the same digest.
 	o.rootfs = rootfs(t, "kubelet v1")
@@ -82,9 +82,15 @@ func TestImageIsReproducible(t *testing.T) {
 }
 
 func TestLayerFilesAreRootOwnedWithTheirModes(t *testing.T) {
-	data, err := dirTar(rootfs(t, "kubelet"), time.Unix(epoch, 0))
-	require.NoError(t, err)
-	tr := tar.NewReader(bytes.NewReader(data))
+	dir := rootfs(t, "kubelet")
+	// A setuid binary (upstream's nonewprivs image) and a sticky /tmp.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "usr/local/bin/nnp"), []byte("nnp"), 0o755))
+	require.NoError(t, os.Chmod(filepath.Join(dir, "usr/local/bin/nnp"), 0o4755|os.ModeSetuid))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "tmp"), 0o777))
+	require.NoError(t, os.Chmod(filepath.Join(dir, "tmp"), 0o777|os.ModeSticky))
+	var data bytes.Buffer
+	require.NoError(t, writeTar(&data, dir, time.Unix(epoch, 0), rootfsMode))
+	tr := tar.NewReader(&data)
 	got := map[string]string{}
 	var names []string
 	for {
@@ -104,15 +110,17 @@ func TestLayerFilesAreRootOwnedWithTheirModes(t *testing.T) {
 	assert.Equal(t, "0 644 ", got["usr/local/share/podadmission/sample.yaml"])
 	assert.Equal(t, "2 777 kubelet", got["usr/local/bin/kubelet-link"])
 	assert.Equal(t, "5 700 ", got["usr/local/"])
+	assert.Equal(t, "0 4755 ", got["usr/local/bin/nnp"], "the setuid bit is kept")
+	assert.Equal(t, "5 1777 ", got["tmp/"], "the sticky bit is kept")
 }
 
 func TestImageOnABaseKeepsItsLayersAndEnvironment(t *testing.T) {
 	// A base image: one layer, its own PATH, an entrypoint of its own.
-	baseDigest, base := buildImage(t, options{rootfs: rootfs(t, "base"), ref: "example.com/base:1", epoch: epoch, entrypoint: "/bin/base",
+	baseDigest, base := buildImage(t, options{rootfs: rootfs(t, "base"), ref: "example.com/base:1", epoch: epoch, entrypoint: argList{"/bin/base"},
 		labels: labelList{"base": "yes"}})
 	require.NotEmpty(t, baseDigest)
 	digest, built := buildImage(t, options{rootfs: rootfs(t, "kubelet"), ref: "podadmission/kubelet:v1", epoch: epoch,
-		entrypoint: "/usr/local/bin/kubelet", base: base.dockerArchive, labels: labelList{"version": "v1"}})
+		entrypoint: argList{"/usr/local/bin/kubelet"}, base: base.dockerArchive, labels: labelList{"version": "v1"}})
 	tag, err := name.NewTag("podadmission/kubelet:v1")
 	require.NoError(t, err)
 	img, err := tarball.ImageFromPath(built.dockerArchive, &tag)
@@ -133,21 +141,139 @@ func TestImageOnABaseKeepsItsLayersAndEnvironment(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	dir := rootfs(t, "kubelet")
 	out := filepath.Join(t.TempDir(), "image.tar")
-	for what, o := range map[string]options{
-		"-rootfs, -ref and -epoch are required":    {ref: "a/b:c", epoch: epoch, dockerArchive: out},
-		"nothing to write":                         {rootfs: dir, ref: "a/b:c", epoch: epoch},
-		`-ref "a/b"`:                               {rootfs: dir, ref: "a/b", epoch: epoch, dockerArchive: out},
-		"-base: stat /nonexistent":                 {rootfs: dir, ref: "a/b:c", epoch: epoch, dockerArchive: out, base: "/nonexistent"},
-		"not a `docker save` archive of one image": {rootfs: dir, ref: "a/b:c", epoch: epoch, dockerArchive: out, base: filepath.Join(dir, "usr/local/share/podadmission/sample.yaml")},
-		"-rootfs " + filepath.Join(dir, "usr/local/bin/kubelet") + ": not a directory": {rootfs: filepath.Join(dir, "usr/local/bin/kubelet"), ref: "a/b:c", epoch: epoch, dockerArchive: out},
+	for _, c := range []struct {
+		want string
+		o    options
+	}{
+		{"-rootfs, -ref and -epoch are required", options{ref: "a/b:c", epoch: epoch, dockerArchive: out}},
+		{"-rootfs, -ref and -epoch are required", options{rootfs: dir, ref: "a/b:c", epoch: -1, dockerArchive: out}},
+		{"nothing to write", options{rootfs: dir, ref: "a/b:c", epoch: epoch}},
+		{`-ref "a/b"`, options{rootfs: dir, ref: "a/b", epoch: epoch, dockerArchive: out}},
+		{"-base: stat /nonexistent", options{rootfs: dir, ref: "a/b:c", epoch: epoch, dockerArchive: out, base: "/nonexistent"}},
+		{"not a `docker save` archive of one image", options{rootfs: dir, ref: "a/b:c", epoch: epoch, dockerArchive: out, base: filepath.Join(dir, "usr/local/share/podadmission/sample.yaml")}},
+		{"-rootfs: " + filepath.Join(dir, "usr/local/bin/kubelet") + ": not a directory", options{rootfs: filepath.Join(dir, "usr/local/bin/kubelet"), ref: "a/b:c", epoch: epoch, dockerArchive: out}},
 	} {
-		_, err := run(o)
-		if assert.Error(t, err, what) {
-			assert.Contains(t, err.Error(), what)
+		_, err := run(c.o)
+		if assert.Error(t, err, c.want) {
+			assert.Contains(t, err.Error(), c.want)
 		}
 	}
 	fifo := filepath.Join(dir, "fifo")
 	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
 	_, err := run(options{rootfs: dir, ref: "a/b:c", epoch: epoch, dockerArchive: out})
 	assert.ErrorContains(t, err, fifo+": a p---------, not a directory, file or symbolic link")
+}
+
+// The images upstream's node e2e suite runs (test/upstream-e2e/build.sh):
+// entrypoint and command of several arguments, a user, a working directory,
+// the environment, the host's architecture.
+func TestImageConfiguration(t *testing.T) {
+	o := options{rootfs: rootfs(t, "agnhost"), ref: "registry.k8s.io/e2e-test-images/agnhost:2.66.1", epoch: 0,
+		entrypoint: argList{"/sampledeviceplugin", "-alsologtostderr"}, cmd: argList{"pause", "--now"},
+		env: envList{"PATH=/bin", "LANG=C"}, user: "65535:65535", workdir: "/uploads", arch: "arm64"}
+	_, built := buildImage(t, o)
+	tag, err := name.NewTag(o.ref)
+	require.NoError(t, err)
+	img, err := tarball.ImageFromPath(built.dockerArchive, &tag)
+	require.NoError(t, err)
+	cfg, err := img.ConfigFile()
+	require.NoError(t, err)
+	assert.Equal(t, []string{"/sampledeviceplugin", "-alsologtostderr"}, cfg.Config.Entrypoint)
+	assert.Equal(t, []string{"pause", "--now"}, cfg.Config.Cmd)
+	assert.Equal(t, []string{"PATH=/bin", "LANG=C"}, cfg.Config.Env, "-env PATH replaces the default PATH")
+	assert.Equal(t, "65535:65535", cfg.Config.User)
+	assert.Equal(t, "/uploads", cfg.Config.WorkingDir)
+	assert.Equal(t, "arm64", cfg.Architecture)
+	assert.Equal(t, "linux", cfg.OS)
+
+	// No -entrypoint, no -cmd: neither is set (the busybox image's sh is a -cmd).
+	o = options{rootfs: rootfs(t, "busybox"), ref: "registry.k8s.io/e2e-test-images/busybox:1.37.0-1", epoch: 0, cmd: argList{"sh"}}
+	_, built = buildImage(t, o)
+	tag, err = name.NewTag(o.ref)
+	require.NoError(t, err)
+	img, err = tarball.ImageFromPath(built.dockerArchive, &tag)
+	require.NoError(t, err)
+	cfg, err = img.ConfigFile()
+	require.NoError(t, err)
+	assert.Empty(t, cfg.Config.Entrypoint)
+	assert.Equal(t, []string{"sh"}, cfg.Config.Cmd)
+	assert.Equal(t, "amd64", cfg.Architecture, "the default architecture")
+}
+
+// The OCI layout tarball: what `ctr images import` reads, named for
+// containerd by its full reference, the same bytes whatever the umask.
+func TestLayoutArchive(t *testing.T) {
+	dir := rootfs(t, "pause")
+	write := func(umask int) (string, string) {
+		old := syscall.Umask(umask)
+		defer syscall.Umask(old)
+		out := filepath.Join(t.TempDir(), "pause.oci.tar")
+		digest, err := run(options{rootfs: dir, ref: "registry.k8s.io/pause:3.10.2", epoch: epoch, entrypoint: argList{"/pause"}, ociArchive: out})
+		require.NoError(t, err)
+		return digest, out
+	}
+	digest, archive := write(0o022)
+	digest2, archive2 := write(0o077)
+	assert.Equal(t, digest, digest2)
+	a, err := os.ReadFile(archive)
+	require.NoError(t, err)
+	b, err := os.ReadFile(archive2)
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(a, b), "the layout tarball written under umask 022 and 077 differs")
+	entries, err := os.ReadDir(filepath.Dir(archive))
+	require.NoError(t, err)
+	assert.Len(t, entries, 1, "nothing but the archive is left beside it")
+
+	// Its entries: sorted, root-owned, 0755/0644, at the epoch; unpacked,
+	// it is a layout holding the image under containerd's name for it.
+	unpacked := t.TempDir()
+	tr := tar.NewReader(bytes.NewReader(a))
+	var names []string
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err)
+		names = append(names, hdr.Name)
+		assert.Zero(t, hdr.Uid, hdr.Name)
+		assert.Equal(t, int64(epoch), hdr.ModTime.Unix(), hdr.Name)
+		p := filepath.Join(unpacked, hdr.Name)
+		if hdr.Typeflag == tar.TypeDir {
+			assert.Equal(t, int64(0o755), hdr.Mode, hdr.Name)
+			require.NoError(t, os.MkdirAll(p, 0o755))
+			continue
+		}
+		assert.Equal(t, int64(0o644), hdr.Mode, hdr.Name)
+		data, err := io.ReadAll(tr)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(p, data, 0o644))
+	}
+	assert.IsIncreasing(t, names)
+	assert.Contains(t, names, "index.json")
+	assert.Contains(t, names, "oci-layout")
+	p, err := layout.FromPath(unpacked)
+	require.NoError(t, err)
+	index, err := p.ImageIndex()
+	require.NoError(t, err)
+	manifest, err := index.IndexManifest()
+	require.NoError(t, err)
+	require.Len(t, manifest.Manifests, 1)
+	assert.Equal(t, digest, manifest.Manifests[0].Digest.String())
+	assert.Equal(t, "registry.k8s.io/pause:3.10.2", manifest.Manifests[0].Annotations["io.containerd.image.name"])
+	img, err := p.Image(manifest.Manifests[0].Digest)
+	require.NoError(t, err)
+	cfg, err := img.ConfigFile()
+	require.NoError(t, err)
+	assert.Equal(t, []string{"/pause"}, cfg.Config.Entrypoint)
+}
+
+func TestBadFlags(t *testing.T) {
+	var env envList
+	assert.ErrorContains(t, env.Set("NOVALUE"), `-env "NOVALUE": want NAME=VALUE`)
+	assert.ErrorContains(t, env.Set("=x"), `-env "=x": want NAME=VALUE`)
+	var labels labelList
+	assert.ErrorContains(t, labels.Set("novalue"), `-label "novalue": want KEY=VALUE`)
+	require.NoError(t, labels.Set("a=b=c"))
+	assert.Equal(t, labelList{"a": "b=c"}, labels)
 }

@@ -18,27 +18,56 @@ import (
 
 // dirLayer is the layer of DIR's tree: directories, regular files and
 // symbolic links (anything else is an error), owned by root, with their
-// permission bits and every time the epoch, in lexical order.
+// modes (rootfsMode) and every time the epoch, in lexical order.
 func dirLayer(dir string, epoch int64, mediaType types.MediaType) (v1.Layer, error) {
-	data, err := dirTar(dir, time.Unix(epoch, 0).UTC())
-	if err != nil {
-		return nil, err
+	var buf bytes.Buffer
+	if err := writeTar(&buf, dir, time.Unix(epoch, 0).UTC(), rootfsMode); err != nil {
+		return nil, fmt.Errorf("-rootfs: %w", err)
 	}
+	data := buf.Bytes()
 	return tarball.LayerFromOpener(func() (io.ReadCloser, error) {
 		return io.NopCloser(bytes.NewReader(data)), nil
 	}, tarball.WithMediaType(mediaType), tarball.WithCompressionLevel(gzip.DefaultCompression))
 }
 
-func dirTar(dir string, mtime time.Time) ([]byte, error) {
+// rootfsMode is a file's mode in an image layer: its permission bits and
+// its setuid, setgid and sticky bits (a setuid binary the image runs, a
+// world-writable /tmp).
+func rootfsMode(m fs.FileMode) int64 {
+	mode := int64(m.Perm())
+	if m&fs.ModeSetuid != 0 {
+		mode |= 0o4000
+	}
+	if m&fs.ModeSetgid != 0 {
+		mode |= 0o2000
+	}
+	if m&fs.ModeSticky != 0 {
+		mode |= 0o1000
+	}
+	return mode
+}
+
+// layoutMode is a file's mode in an OCI layout tarball: 0755 for a
+// directory, 0644 for a file, whatever the umask it was written with.
+func layoutMode(m fs.FileMode) int64 {
+	if m.IsDir() {
+		return 0o755
+	}
+	return 0o644
+}
+
+// writeTar writes DIR's tree to w as a tar archive: directories, regular
+// files and symbolic links, owned by root, with modeOf's mode and mtime, in
+// lexical order.
+func writeTar(w io.Writer, dir string, mtime time.Time, modeOf func(fs.FileMode) int64) error {
 	info, err := os.Stat(dir)
 	if err != nil {
-		return nil, fmt.Errorf("-rootfs: %w", err)
+		return err
 	}
 	if !info.IsDir() {
-		return nil, fmt.Errorf("-rootfs %s: not a directory", dir)
+		return fmt.Errorf("%s: not a directory", dir)
 	}
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
+	tw := tar.NewWriter(w)
 	// WalkDir visits the entries of each directory in lexical order.
 	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -54,7 +83,7 @@ func dirTar(dir string, mtime time.Time) ([]byte, error) {
 		}
 		hdr := &tar.Header{
 			Name:    filepath.ToSlash(rel),
-			Mode:    int64(info.Mode().Perm()),
+			Mode:    modeOf(info.Mode()),
 			ModTime: mtime,
 		}
 		switch {
@@ -86,10 +115,7 @@ func dirTar(dir string, mtime time.Time) ([]byte, error) {
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if err := tw.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return tw.Close()
 }

@@ -4,7 +4,8 @@
 # that the kubelet package installed there as STOCK (a rename: the same
 # inode, bytes, mode and owner). The kubelet package keeps writing its
 # binary to /usr/bin/kubelet (rpm renames a new file over the link), and
-# this package's file triggers on /usr/bin/kubelet take it aside again.
+# this package's file triggers (on /usr/bin/, see triggerin.sh) take it
+# aside again.
 
 KUBELET=/usr/bin/kubelet
 OURS=/usr/libexec/podadmission-kubelet/kubelet

@@ -118,10 +118,12 @@ shellcheck -s sh "${work}/scripts/"*
 shellcheck -x -P "${REPO_ROOT}" "${REPO_ROOT}/build/rpm/build.sh" "${REPO_ROOT}/build/rpm/test-cycle.sh"
 ok "shellcheck: the scriptlets, build.sh and test-cycle.sh are clean"
 
-# rpmpkg NAME VERSION RELEASE DIR: an rpm of the files under DIR (as they
-# are, root-owned), with autoreq/autoprov off but file provides.
+# rpmpkg NAME VERSION RELEASE DIR [DIRS]: an rpm of the files under DIR (as
+# they are, root-owned), with autoreq/autoprov off but file provides; with
+# DIRS=dirs it owns DIR's directories too, as a distribution's filesystem
+# package owns the system's.
 rpmpkg() {
-  local pkg=$1 v=$2 r=$3 dir=$4 spec=${work}/$1-$2.spec
+  local pkg=$1 v=$2 r=$3 dir=$4 with_dirs=${5:-} spec=${work}/$1-$2.spec
   {
     echo "Name: ${pkg}"
     echo "Version: ${v}"
@@ -136,6 +138,9 @@ rpmpkg() {
     echo "cp -a '${dir}/.' %{buildroot}/"
     echo "%files"
     (cd "${dir}" && find . -mindepth 1 \( -type f -o -type l \) -printf '/%P\n' | LC_ALL=C sort)
+    if [[ "${with_dirs}" == dirs ]]; then
+      (cd "${dir}" && find . -mindepth 1 -type d -printf '%%dir /%P\n' | LC_ALL=C sort)
+    fi
   } >"${spec}"
   rpmbuild -bb --quiet --define "_topdir ${work}/rpmbuild" --define "_rpmdir ${work}/rpms" \
     --define "_build_name_fmt %%{NAME}-%%{VERSION}-%%{RELEASE}.%%{ARCH}.rpm" \
@@ -160,19 +165,22 @@ EOS
 }
 
 # The base of the scratch root: busybox as /bin/sh and every tool the
-# scriptlets run.
+# scriptlets run, and the system directories a distribution's filesystem
+# package owns (podadmission-kubelet owns only its own).
 base_dir=${work}/base
-mkdir -p "${base_dir}/bin" "${base_dir}/usr/bin"
+mkdir -p "${base_dir}/bin" "${base_dir}/usr/bin" "${base_dir}/etc/systemd/system" \
+  "${base_dir}/usr/libexec" "${base_dir}/usr/share/licenses"
 cp /bin/busybox "${base_dir}/bin/busybox"
 for applet in sh sed head timeout readlink ln mv rm cp cat printf echo mkdir; do
   ln -s busybox "${base_dir}/bin/${applet}"
 done
-base_rpm=$(rpmpkg standin-base 1 1 "${base_dir}")
+base_rpm=$(rpmpkg standin-base 1 1 "${base_dir}" dirs)
 
 root=${work}/root
-# rpm_root ARGS...: rpm on the scratch root.
+# rpm_root ARGS...: rpm on the scratch root, with its database where an
+# RPM distribution keeps it (Debian's rpm defaults to ~/.rpmdb).
 rpm_root() {
-  rpm --root "${root}" "$@"
+  rpm --root "${root}" --dbpath /var/lib/rpm "$@"
 }
 # tree: every path of the root but rpm's database, with type, mode, owner,
 # size and link target, and every file's hash.
@@ -185,13 +193,18 @@ tree() {
 }
 new_root() {
   rm -rf "${root}"
-  mkdir -p "${root}/dev" "${root}/tmp"
+  mkdir -p "${root}/dev" "${root}/tmp" "${root}/var/tmp"
   : >"${root}/dev/null"
   rpm_root --initdb
   rpm_root -i "${base_rpm}"
 }
 in_root() {
   chroot "${root}" "$@"
+}
+# root_sha PATH: the sha256 of PATH as the root sees it (its links resolved
+# in the root, not on this machine).
+root_sha() {
+  in_root /bin/busybox sha256sum "$1" | cut -d' ' -f1
 }
 
 echo ">>> 2. over a stock kubelet of another minor (v${other_minor_version})"
@@ -212,7 +225,7 @@ grep -A5 'refusing to install' <<<"${out}" | sed 's/^/    /'
 
 out=$(PODADMISSION_FORCE_MINOR=1 rpm_root -i "${rpm_file}" 2>&1) || fail "a forced install failed:"$'\n'"${out}"
 expect_in "${out}" "installing anyway (forced)" "the forced install"
-expect_eq "$(sha "${root}/usr/bin/kubelet")" "${our_kubelet_sha}" "/usr/bin/kubelet after the forced install"
+expect_eq "$(root_sha /usr/bin/kubelet)" "${our_kubelet_sha}" "/usr/bin/kubelet after the forced install"
 ok "PODADMISSION_FORCE_MINOR=1 installs it anyway"
 out=$(rpm_root -e podadmission-kubelet 2>&1) || fail "rpm -e failed:"$'\n'"${out}"
 expect_eq "$(tree)" "${before}" "the root after rpm -e"
@@ -232,6 +245,7 @@ expect_in "${out}" "nothing was restarted" "%posttrans"
 ok "rpm -i: minor checked, configuration validated, nothing restarted"
 expect_eq "$(readlink "${root}/usr/bin/kubelet")" /usr/libexec/podadmission-kubelet/kubelet "/usr/bin/kubelet"
 expect_eq "$(sha "${root}/usr/libexec/podadmission-kubelet/kubelet.stock")" "${stock_sha}" "the stock kubelet kept aside"
+expect_eq "$(root_sha /usr/bin/kubelet)" "${our_kubelet_sha}" "/usr/bin/kubelet, resolved in the root"
 expect_eq "$(in_root /usr/bin/kubelet --version)" "Kubernetes ${version}" "/usr/bin/kubelet --version in the root"
 expect_eq "$(rpm_root -qf /usr/libexec/podadmission-kubelet/kubelet.stock)" "podadmission-kubelet-${rpm_version}-1.x86_64" "rpm -qf of the kept kubelet"
 ok "/usr/bin/kubelet -> /usr/libexec/podadmission-kubelet/kubelet ($(in_root /usr/bin/kubelet --version)); the stock kubelet kept aside byte for byte"

@@ -12,6 +12,8 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
+
+	"github.com/podadmission/podadmission/pkg/kubelet/podadmission/trust"
 )
 
 // The acknowledgement directory is the contract with the node's network
@@ -25,6 +27,14 @@ import (
 // a temporary file and rename it. An acknowledgement of a generation also
 // acknowledges the older ones. The agent may remove files of deleted
 // policies.
+//
+// An acknowledgement starts pods, so the directory is part of the node's
+// trust root: it must be owned by root or by the agent's uid
+// (--ack-writer-uid), and not writable by group or others, and every
+// directory above it must be root's (trust.CheckWriterDir). It is checked
+// before every read; while it fails, no acknowledgement counts and every
+// pod a policy selects is held. A directory another user made first (say
+// under a sticky world-writable /tmp) never acknowledges anything.
 
 // ackRescanPeriod is how often the directory is read in full besides the
 // change notifications, in case a notification was lost (inotify queue
@@ -81,30 +91,58 @@ func scanAcks(logger klog.Logger, dir string) (ackSet, error) {
 // ackWatcher keeps the current ackSet of a directory and calls onChange
 // when it changes.
 type ackWatcher struct {
-	dir      string
-	onChange func()
+	dir       string
+	writerUID uint32
+	onChange  func()
 
 	mu   sync.RWMutex
 	acks ackSet
+	// untrusted says why the directory failed its trust check at the last
+	// read, when it did; acks is empty then.
+	untrusted error
 }
 
-// newAckWatcher creates dir if it does not exist and reads it.
-func newAckWatcher(logger klog.Logger, dir string, onChange func()) (*ackWatcher, error) {
+// newAckWatcher creates dir if it does not exist, owned by writerUID, and
+// reads it.
+func newAckWatcher(logger klog.Logger, dir string, writerUID uint32, onChange func()) (*ackWatcher, error) {
+	_, statErr := os.Lstat(dir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("--ack-dir %s: %w", dir, err)
 	}
-	acks, err := scanAcks(logger, dir)
+	if os.IsNotExist(statErr) && writerUID != trust.TrustedUID {
+		if err := os.Chown(dir, int(writerUID), -1); err != nil {
+			return nil, fmt.Errorf("--ack-dir %s: %w", dir, err)
+		}
+	}
+	w := &ackWatcher{dir: dir, writerUID: writerUID, onChange: onChange}
+	acks, untrusted, err := w.read(logger)
 	if err != nil {
 		return nil, fmt.Errorf("--ack-dir %s: %w", dir, err)
 	}
-	return &ackWatcher{dir: dir, onChange: onChange, acks: acks}, nil
+	w.acks, w.untrusted = acks, untrusted
+	if untrusted != nil {
+		logger.Error(untrusted, "The acknowledgement directory is not trusted: no acknowledgement in it counts, and every pod a NetworkPolicy selects is held", "dir", dir)
+	}
+	return w, nil
 }
 
-// current returns the acknowledgements; the caller must not modify them.
-func (w *ackWatcher) current() ackSet {
+// read checks the directory's trust and reads it. A directory that fails
+// the check holds no acknowledgement; untrusted says why. err is a failure
+// to read a trusted directory.
+func (w *ackWatcher) read(logger klog.Logger) (acks ackSet, untrusted, err error) {
+	if err := trust.CheckWriterDir(w.dir, w.writerUID); err != nil {
+		return ackSet{}, err, nil
+	}
+	acks, err = scanAcks(logger, w.dir)
+	return acks, nil, err
+}
+
+// current returns the acknowledgements, and why none count when the
+// directory is not trusted; the caller must not modify them.
+func (w *ackWatcher) current() (ackSet, error) {
 	w.mu.RLock()
 	defer w.mu.RUnlock()
-	return w.acks
+	return w.acks, w.untrusted
 }
 
 // run watches the directory until ctx is done.
@@ -147,15 +185,22 @@ func (w *ackWatcher) run(ctx context.Context) error {
 }
 
 func (w *ackWatcher) rescan(logger klog.Logger) {
-	acks, err := scanAcks(logger, w.dir)
+	acks, untrusted, err := w.read(logger)
 	if err != nil {
 		logger.Error(err, "Reading the acknowledgement directory", "dir", w.dir)
 		return
 	}
 	w.mu.Lock()
-	changed := !sameAcks(w.acks, acks)
-	w.acks = acks
+	wasTrusted := w.untrusted == nil
+	changed := !sameAcks(w.acks, acks) || wasTrusted != (untrusted == nil)
+	w.acks, w.untrusted = acks, untrusted
 	w.mu.Unlock()
+	switch {
+	case untrusted != nil && wasTrusted:
+		logger.Error(untrusted, "The acknowledgement directory is not trusted: no acknowledgement in it counts, and every pod a NetworkPolicy selects is held", "dir", w.dir)
+	case untrusted == nil && !wasTrusted:
+		logger.Info("The acknowledgement directory is trusted again", "dir", w.dir)
+	}
 	if changed {
 		logger.V(4).Info("Acknowledgements changed", "dir", w.dir, "policies", len(acks))
 		w.onChange()

@@ -71,21 +71,23 @@ func TestScanAcks(t *testing.T) {
 
 func TestAckWatcherCreatesTheDirectory(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run", "acks")
-	w, err := newAckWatcher(klog.Background(), dir, func() {})
+	w, err := newAckWatcher(klog.Background(), dir, 0, func() {})
 	require.NoError(t, err)
 	assert.DirExists(t, dir)
-	assert.Empty(t, w.current())
+	acks, untrusted := w.current()
+	require.NoError(t, untrusted)
+	assert.Empty(t, acks)
 
 	file := filepath.Join(t.TempDir(), "file")
 	touch(t, filepath.Dir(file), "file")
-	_, err = newAckWatcher(klog.Background(), filepath.Join(file, "acks"), func() {})
+	_, err = newAckWatcher(klog.Background(), filepath.Join(file, "acks"), 0, func() {})
 	assert.ErrorContains(t, err, "--ack-dir "+filepath.Join(file, "acks")+": mkdir "+file+": not a directory")
 }
 
 func TestAckWatcherReportsChangesAtOnce(t *testing.T) {
 	dir := t.TempDir()
 	changed := make(chan struct{}, 10)
-	w, err := newAckWatcher(klog.Background(), dir, func() { changed <- struct{}{} })
+	w, err := newAckWatcher(klog.Background(), dir, 0, func() { changed <- struct{}{} })
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
@@ -105,7 +107,9 @@ func TestAckWatcherReportsChangesAtOnce(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the new acknowledgement was not noticed")
 	}
-	assert.Equal(t, ackSet{"uid-a": 1}, w.current())
+	acks, untrusted := w.current()
+	require.NoError(t, untrusted)
+	assert.Equal(t, ackSet{"uid-a": 1}, acks)
 
 	// Removing an acknowledgement is a change too; a file that is not one
 	// is not.
@@ -115,7 +119,8 @@ func TestAckWatcherReportsChangesAtOnce(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the removal was not noticed")
 	}
-	assert.Empty(t, w.current())
+	acks, _ = w.current()
+	assert.Empty(t, acks)
 	touch(t, dir, "notes.txt")
 	assert.Never(t, func() bool { return len(changed) > 0 }, 200*time.Millisecond, 10*time.Millisecond)
 }

@@ -31,6 +31,9 @@ const (
 	// ReasonSettling: a NetworkPolicy that selects the pod has not been
 	// known for the settle time yet.
 	ReasonSettling = "NetworkPolicySettling"
+	// ReasonAcknowledgementsUntrusted: the acknowledgement directory fails
+	// its trust check, so no acknowledgement in it counts.
+	ReasonAcknowledgementsUntrusted = "NetworkPolicyAcknowledgementsUntrusted"
 )
 
 const (
@@ -53,10 +56,11 @@ type reevaluator interface {
 
 // gateConfig is what the gate waits for.
 type gateConfig struct {
-	// acks returns the acknowledgements of the node's policy agent; nil
-	// when no acknowledgement directory is configured, in which case a
-	// policy counts once it has been known for settleTime.
-	acks       func() ackSet
+	// acks returns the acknowledgements of the node's policy agent, or
+	// why none count (the directory is not trusted); nil when no
+	// acknowledgement directory is configured, in which case a policy
+	// counts once it has been known for settleTime.
+	acks       func() (ackSet, error)
 	ackDir     string
 	settleTime time.Duration
 	// exemptHostNetwork admits host-network pods at once: NetworkPolicies
@@ -232,6 +236,11 @@ func (g *gate) evaluateLocked(logger klog.Logger, rec *blockedPod, now time.Time
 	if now.Before(rec.extraUntil) {
 		candidates = mergePolicies(cached, rec.extra)
 	}
+	var acks ackSet
+	var untrusted error
+	if g.cfg.acks != nil {
+		acks, untrusted = g.cfg.acks()
+	}
 	var waiting []policyRef
 	var settledAt time.Time
 	for _, np := range candidates {
@@ -247,7 +256,7 @@ func (g *gate) evaluateLocked(logger klog.Logger, rec *blockedPod, now time.Time
 		}
 		ref := refOf(np)
 		if g.cfg.acks != nil {
-			if !g.cfg.acks().acknowledged(ref) {
+			if untrusted != nil || !acks.acknowledged(ref) {
 				waiting = append(waiting, ref)
 			}
 			continue
@@ -263,7 +272,10 @@ func (g *gate) evaluateLocked(logger klog.Logger, rec *blockedPod, now time.Time
 		return verdict{allowed: true}
 	}
 	sortRefs(waiting)
-	if g.cfg.acks != nil {
+	switch {
+	case untrusted != nil:
+		return verdict{reason: ReasonAcknowledgementsUntrusted, message: untrustedAcksMessage(waiting, untrusted)}
+	case g.cfg.acks != nil:
 		return verdict{reason: ReasonNotAcknowledged, message: notAcknowledgedMessage(waiting, g.cfg.ackDir)}
 	}
 	return verdict{reason: ReasonSettling, message: settlingMessage(waiting, settledAt.Sub(now), g.cfg.settleTime), settledAt: settledAt}

@@ -44,7 +44,7 @@ func TestGateThroughTheKubeletsGRPCTransport(t *testing.T) {
 	server := grpcplugin.NewServer(func(ctx context.Context, req *plugin.Request) (*plugin.Response, error) {
 		return g.admit(ctx, req), nil
 	})
-	acks, err := newAckWatcher(klog.Background(), ackDir, func() { g.requestRecheck() })
+	acks, err := newAckWatcher(klog.Background(), ackDir, 0, func() { g.requestRecheck() })
 	require.NoError(t, err)
 	cfg := gateConfig{acks: acks.current, ackDir: ackDir, exemptHostNetwork: true}
 	factory := informers.NewSharedInformerFactory(client, 0)

@@ -73,6 +73,7 @@ type gateEnv struct {
 
 	mu       sync.Mutex
 	acks     ackSet
+	ackErr   error
 	api      map[string][]*networkingv1.NetworkPolicy
 	apiErr   error
 	apiCalls int
@@ -100,10 +101,10 @@ func newGateEnv(t *testing.T, cfg gateConfig) *gateEnv {
 	return env
 }
 
-func (env *gateEnv) currentAcks() ackSet {
+func (env *gateEnv) currentAcks() (ackSet, error) {
 	env.mu.Lock()
 	defer env.mu.Unlock()
-	return env.acks
+	return env.acks, env.ackErr
 }
 
 func (env *gateEnv) ack(uid types.UID, generation int64) {

@@ -58,7 +58,7 @@ are exempt by default.`,
 
 func run(ctx context.Context, o *options) error {
 	logger := klog.FromContext(ctx)
-	logger.Info("Starting netpol-gate-plugin", "version", version.Get().GitVersion, "socket", o.socket, "ackDir", o.ackDir, "settleTime", o.settleTime,
+	logger.Info("Starting netpol-gate-plugin", "version", version.Get().GitVersion, "socket", o.socket, "ackDir", o.ackDir, "ackWriterUID", o.ackWriterUID, "settleTime", o.settleTime,
 		"exemptHostNetwork", o.exemptHostNetwork, "exemptNamespaceSelector", o.exemptNamespaceSelector)
 
 	restConfig, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
@@ -85,7 +85,7 @@ func run(ctx context.Context, o *options) error {
 	cfg := gateConfig{settleTime: o.settleTime, exemptHostNetwork: o.exemptHostNetwork, exemptNamespaces: selector}
 	var acks *ackWatcher
 	if o.ackDir != "" {
-		acks, err = newAckWatcher(logger, o.ackDir, func() { g.requestRecheck() })
+		acks, err = newAckWatcher(logger, o.ackDir, uint32(o.ackWriterUID), func() { g.requestRecheck() })
 		if err != nil {
 			return err
 		}

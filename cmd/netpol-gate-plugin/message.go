@@ -12,6 +12,11 @@ func notAcknowledgedMessage(waiting []policyRef, ackDir string) string {
 		fmt.Sprintf(" (no acknowledgement in %s yet)", ackDir))
 }
 
+func untrustedAcksMessage(waiting []policyRef, untrusted error) string {
+	return fitPolicies("waiting for ", waiting,
+		fmt.Sprintf(": the acknowledgement directory is not trusted, so no acknowledgement counts (%v)", untrusted))
+}
+
 func settlingMessage(waiting []policyRef, remaining, settleTime time.Duration) string {
 	return fitPolicies("waiting for ", waiting,
 		fmt.Sprintf(" to be known for the settle time of %s (%s more)", settleTime, remaining.Round(100*time.Millisecond)))

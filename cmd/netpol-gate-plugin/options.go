@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 	"time"
@@ -18,6 +19,7 @@ type options struct {
 	kubeconfig              string
 	socket                  string
 	ackDir                  string
+	ackWriterUID            int64
 	settleTime              time.Duration
 	exemptHostNetwork       bool
 	exemptNamespaceSelector string
@@ -35,7 +37,8 @@ func newOptions() *options {
 func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.kubeconfig, "kubeconfig", o.kubeconfig, "kubeconfig of the gate's own identity, allowed to list and watch NetworkPolicies and Namespaces (empty: in-cluster configuration)")
 	fs.StringVar(&o.socket, "socket", o.socket, "unix socket to serve the kubelet on (the plugin's endpoint in the PodAdmissionConfiguration)")
-	fs.StringVar(&o.ackDir, "ack-dir", o.ackDir, "directory where the node's network policy agent acknowledges each programmed NetworkPolicy with a file named <uid>.<generation>; empty: use --settle-time")
+	fs.StringVar(&o.ackDir, "ack-dir", o.ackDir, "directory where the node's network policy agent acknowledges each programmed NetworkPolicy with a file named <uid>.<generation>; empty: use --settle-time. It must be owned by root or --ack-writer-uid and writable by no one else, every directory above it root's; while it is not, every pod a policy selects is held")
+	fs.Int64Var(&o.ackWriterUID, "ack-writer-uid", o.ackWriterUID, "uid the network policy agent that writes --ack-dir runs as, which may own the directory (0: root); a missing directory is created owned by it")
 	fs.DurationVar(&o.settleTime, "settle-time", o.settleTime, "without --ack-dir: how long a NetworkPolicy (at its generation) must have been known before the pods it selects may start")
 	fs.BoolVar(&o.exemptHostNetwork, "exempt-host-network", o.exemptHostNetwork, "admit host-network pods at once (NetworkPolicies do not apply to them)")
 	fs.StringVar(&o.exemptNamespaceSelector, "exempt-namespace-selector", o.exemptNamespaceSelector, "label selector of namespaces whose pods are admitted at once, e.g. 'kubernetes.io/metadata.name in (kube-system)'")
@@ -51,6 +54,9 @@ func (o *options) validate() error {
 	}
 	if o.ackDir != "" && !filepath.IsAbs(o.ackDir) {
 		errs = append(errs, fmt.Sprintf("--ack-dir %q: must be an absolute path", o.ackDir))
+	}
+	if o.ackWriterUID < 0 || o.ackWriterUID > math.MaxUint32-1 {
+		errs = append(errs, fmt.Sprintf("--ack-writer-uid %d: must be a uid, from 0 to %d", o.ackWriterUID, uint32(math.MaxUint32-1)))
 	}
 	if o.ackDir == "" && o.settleTime <= 0 {
 		errs = append(errs, fmt.Sprintf("--settle-time %s: must be greater than 0 without --ack-dir", o.settleTime))

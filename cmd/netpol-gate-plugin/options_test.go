@@ -39,6 +39,8 @@ func TestOptionErrorsNameTheFlag(t *testing.T) {
 		"no settle time":   {[]string{"--settle-time=0s"}, `--settle-time 0s: must be greater than 0 without --ack-dir`},
 		"negative resync":  {[]string{"--resync-period=-1s"}, `--resync-period -1s: must not be negative`},
 		"bad selector":     {[]string{"--exempt-namespace-selector=a in b"}, `--exempt-namespace-selector "a in b": `},
+		"negative writer":  {[]string{"--ack-writer-uid=-1"}, `--ack-writer-uid -1: must be a uid, from 0 to 4294967294`},
+		"writer too large": {[]string{"--ack-writer-uid=4294967295"}, `--ack-writer-uid 4294967295: must be a uid, from 0 to 4294967294`},
 		"several": {[]string{"--socket=x", "--settle-time=0s"},
 			`--socket "x": must be an absolute path or a unix:// URL; --settle-time 0s: must be greater than 0 without --ack-dir`},
 	} {

@@ -48,12 +48,28 @@ func runExec(o *options) {
 		os.Stdout.Write(out)
 		os.Exit(0)
 	case modeForkSleep:
-		child := exec.Command("sleep", "3600")
+		// The pids as the host sees them (/proc is the host's): the
+		// plugin runs in a PID namespace of its own.
+		self, err := os.Readlink("/proc/self")
+		if err != nil {
+			fail(err)
+		}
+		r, w, err := os.Pipe()
+		if err != nil {
+			fail(err)
+		}
+		child := exec.Command("/bin/sh", "-c", `read -r pid rest < /proc/self/stat; echo "$pid" >&3; exec 3>&-; exec sleep 3600`)
 		child.Stdout = os.Stdout
+		child.ExtraFiles = []*os.File{w}
 		if err := child.Start(); err != nil {
 			fail(err)
 		}
-		fmt.Fprintf(os.Stderr, "testplugin: pid %d forked child pid %d\n", os.Getpid(), child.Process.Pid)
+		w.Close()
+		childPid, err := io.ReadAll(r)
+		if err != nil {
+			fail(err)
+		}
+		fmt.Fprintf(os.Stderr, "testplugin: pid %s forked child pid %s\n", self, bytes.TrimSpace(childPid))
 		time.Sleep(24 * time.Hour)
 		os.Exit(0)
 	}

@@ -11,8 +11,8 @@
 //	    wrong-api-version: answer allowed with apiVersion
 //	        podadmission.kubelet.k8s.io/v1.
 //	    fork-sleep: start a "sleep 3600" child that shares stdout, write
-//	        "testplugin: pid <pid> forked child pid <pid>" to stderr, never
-//	    answer.
+//	        "testplugin: pid <pid> forked child pid <pid>" to stderr (the
+//	        pids the host sees), never answer.
 //	--decision-file=PATH: read the decision at every call from PATH:
 //	    "allow" or "deny <Reason> <message...>"; overrides --mode.
 //	--deny-images=IMAGE,...: deny a pod with a container, init container or

@@ -14,7 +14,9 @@
 #   kubelet/dropin    the drop-in kubelet (make kubelet)
 #   images/*.tar      the images the suite runs, from source, tagged as the
 #                     tree's test/utils/image/manifest.go names them
-#   tools/            ociimage, units (test/upstream-e2e/cmd) and testplugin
+#   tools/            ociimage (build/image, the packer of make image),
+#                     units, containerd-config (test/upstream-e2e/cmd) and
+#                     testplugin
 #
 #   test/upstream-e2e/build.sh [tools|dropin|vanilla|images|suite]...   (default: all)
 
@@ -62,7 +64,9 @@ build_dropin() {
 }
 
 build_tools() {
-  go build -o "${OUT}/tools/" ./test/upstream-e2e/cmd/ociimage ./test/upstream-e2e/cmd/units
+  go build -o "${OUT}/tools/" ./test/upstream-e2e/cmd/units ./test/upstream-e2e/cmd/containerd-config
+  # The image packer of make image (a module of its own).
+  (cd build/image && GOWORK=off CGO_ENABLED=0 go build -trimpath -o "${OUT}/tools/ociimage" .)
   go build -o "${OUT}/tools/testplugin" ./test/testplugin
   local n
   for n in systemd-run systemctl sudo; do
@@ -108,21 +112,40 @@ pack() {
   shift 2
   local ref
   ref=$(image_ref "${id}")
-  "${OUT}/tools/ociimage" -rootfs "${dir}" -ref "${ref}" -out "${OUT}/images/${id}.tar" "$@"
+  "${OUT}/tools/ociimage" -rootfs "${dir}" -ref "${ref}" -epoch 0 -arch "$(go env GOARCH)" \
+    -oci-archive "${OUT}/images/${id}.tar" "$@" >/dev/null
   echo "${ref}" >"${OUT}/images/${id}.ref"
   log "image ${ref}"
 }
 
+# images_stamp: what the images are built from (the tree's image sources,
+# its manifest and pause, this script and the packer), so that an unchanged
+# set is not built again.
+images_stamp() {
+  local path
+  for path in test/images test/utils/image/manifest.go build/pause; do
+    echo "${path} $(git -C "${SRC_DIR}" rev-parse "HEAD:${path}")"
+  done
+  sha256sum "${REPO_ROOT}/test/upstream-e2e/build.sh" "${REPO_ROOT}"/build/image/*.go "${REPO_ROOT}"/build/image/go.sum "${OUT}/images/busybox-static/bin/busybox"
+  upstream_go version
+}
+
 build_images() {
-  local work=${OUT}/images/work
-  rm -rf "${work}" "${OUT}"/images/*.tar "${OUT}"/images/*.ref
-  mkdir -p "${work}"
+  local work=${OUT}/images/work stamp
   if [[ ! -x "${OUT}/images/busybox-static/bin/busybox" ]]; then
     log "fetching Debian's busybox-static"
+    rm -rf "${work}" && mkdir -p "${work}"
     (cd "${work}" && { apt-get download busybox-static >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get download busybox-static; }; })
     rm -rf "${OUT}/images/busybox-static"
     dpkg-deb -x "${work}"/busybox-static_*.deb "${OUT}/images/busybox-static"
   fi
+  stamp=$(images_stamp)
+  if [[ -e "${OUT}/images/stamp" && "$(cat "${OUT}/images/stamp")" == "${stamp}" ]]; then
+    log "the suite's images are up to date ($(ls "${OUT}"/images/*.tar | wc -l) in ${OUT#"${REPO_ROOT}"/}/images)"
+    return 0
+  fi
+  rm -rf "${work}" "${OUT}"/images/*.tar "${OUT}"/images/*.ref "${OUT}/images/stamp"
+  mkdir -p "${work}"
   local bin=${work}/bin
   mkdir -p "${bin}"
   log "building agnhost, the sample device plugin and nonewprivs (${MINOR} tree) and pause"
@@ -170,6 +193,7 @@ build_images() {
   busybox_rootfs "${r}"
   pack NonRoot "${r}" -user 1234 -cmd sh
   rm -rf "${work}"
+  echo "${stamp}" >"${OUT}/images/stamp"
 }
 
 steps=("$@")

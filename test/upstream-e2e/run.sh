@@ -43,12 +43,17 @@ for c in "$@"; do
   [[ " ${CONFIGURATIONS[*]} " == *" ${c} "* ]] || die "unknown configuration ${c} (${CONFIGURATIONS[*]})"
 done
 [[ $(id -u) -eq 0 ]] || die "upstream's node e2e suite runs the kubelet and containerd: run as root"
-need=(bin/e2e_node.test bin/ginkgo bin/run-local tools/units tools/testplugin images/Pause.ref)
+need=(bin/e2e_node.test bin/ginkgo bin/run-local tools/units tools/testplugin tools/containerd-config images/Pause.ref)
 for c in "$@"; do
   if [[ "${c}" == vanilla ]]; then need+=(kubelet/vanilla); else need+=(kubelet/dropin); fi
 done
 for f in "${need[@]}"; do
   [[ -e "${OUT}/${f}" ]] || die "${OUT#"${REPO_ROOT}"/}/${f} is missing: run test/upstream-e2e/build.sh (make upstream-e2e-build)"
+done
+# containerd 2.x and runc, built by make containerd (build/containerd.sh).
+CONTAINERD_BIN=$(build/containerd.sh dir)
+for f in containerd containerd-shim-runc-v2 ctr runc; do
+  [[ -x "${CONTAINERD_BIN}/${f}" ]] || die "${CONTAINERD_BIN#"${REPO_ROOT}"/}/${f} is missing: run make containerd"
 done
 
 if [[ -z "${UPSTREAM_E2E_LOCKED:-}" ]]; then
@@ -114,8 +119,8 @@ teardown() {
   plugin_pid=
   if [[ -n "${containerd_pid}" ]]; then
     # Pods first, so that their shims end with them.
-    ctr -a "${CONTAINERD_SOCK}" -n k8s.io tasks ls -q 2>/dev/null | while read -r t; do
-      ctr -a "${CONTAINERD_SOCK}" -n k8s.io tasks kill -s SIGKILL "${t}" >/dev/null 2>&1
+    "${CONTAINERD_BIN}/ctr" -a "${CONTAINERD_SOCK}" -n k8s.io tasks ls -q 2>/dev/null | while read -r t; do
+      "${CONTAINERD_BIN}/ctr" -a "${CONTAINERD_SOCK}" -n k8s.io tasks kill -s SIGKILL "${t}" >/dev/null 2>&1
     done
     kill "${containerd_pid}" 2>/dev/null && wait "${containerd_pid}" 2>/dev/null
   fi
@@ -159,62 +164,36 @@ trap 'teardown' EXIT
 trap 'exit 130' INT TERM
 
 start_containerd() { # start_containerd ARTIFACTS
-  mkdir -p "${STATE}/containerd" "${RUNDIR}/containerd" "${STATE}/cni/net.d" "${STATE}/cni/ipam"
-  cat >"${STATE}/cni/net.d/10-upstream-e2e.conflist" <<CNI
-{
-  "cniVersion": "0.4.0",
-  "name": "upstream-e2e",
-  "plugins": [
-    {
-      "type": "bridge",
-      "bridge": "${CNI_BRIDGE}",
-      "isGateway": true,
-      "ipMasq": false,
-      "hairpinMode": true,
-      "ipam": {"type": "host-local", "ranges": [[{"subnet": "${CNI_SUBNET}"}]], "routes": [{"dst": "0.0.0.0/0"}], "dataDir": "${STATE}/cni/ipam"}
-    }
-  ]
-}
-CNI
-  cat >"${STATE}/containerd/config.toml" <<TOML
-version = 2
-root = "${STATE}/containerd/root"
-state = "${RUNDIR}/containerd/state"
-disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.zfs", "io.containerd.tracing.processor.v1.otlp"]
-[grpc]
-  address = "${CONTAINERD_SOCK}"
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "$(cat "${OUT}/images/Pause.ref")"
-  restrict_oom_score_adj = true
-  netns_mounts_under_state_dir = true
-  stream_server_address = "127.0.0.1"
-  stream_server_port = "0"
-  enable_selinux = false
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "/usr/lib/cni"
-    conf_dir = "${STATE}/cni/net.d"
-  [plugins."io.containerd.grpc.v1.cri".containerd]
-    snapshotter = "overlayfs"
-    default_runtime_name = "runc"
-    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
-      runtime_type = "io.containerd.runc.v2"
-      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
-        SystemdCgroup = false
-        Root = "${RUNDIR}/containerd/runc"
-TOML
-  containerd --config "${STATE}/containerd/config.toml" >"$1/containerd.log" 2>&1 &
+  local dir=${STATE}/containerd cni_dir=${STATE}/cni/net.d
+  mkdir -p "${dir}/cdi" "${dir}/nri/plugins" "${dir}/nri/conf.d" "${RUNDIR}/containerd" "${cni_dir}" "${STATE}/cni/ipam"
+  # The configuration of the project's own node e2e harness
+  # (test/e2e_node/containerdconfig); the host is the pods' gateway, so
+  # that the suite's probes and port checks reach pods.
+  "${OUT}/tools/containerd-config" -version 3 \
+    -config "${dir}/config.toml" -root "${dir}/root" -state "${RUNDIR}/containerd/state" \
+    -socket "${CONTAINERD_SOCK}" -shim "${CONTAINERD_BIN}/containerd-shim-runc-v2" \
+    -runc "${CONTAINERD_BIN}/runc" -runc-root "${RUNDIR}/containerd/runc" \
+    -cni-conf-dir "${cni_dir}" -cdi-spec-dir "${dir}/cdi" -sandbox-image "$(cat "${OUT}/images/Pause.ref")" \
+    -nri-socket "${RUNDIR}/containerd/nri.sock" -nri-plugin-dir "${dir}/nri/plugins" -nri-plugin-config-dir "${dir}/nri/conf.d" \
+    -cni-config "${cni_dir}/10-upstream-e2e.conflist" -cni-name upstream-e2e -cni-bridge "${CNI_BRIDGE}" \
+    -cni-subnet "${CNI_SUBNET}" -cni-ipam-dir "${STATE}/cni/ipam" -cni-gateway -cni-hairpin
+  cp "${dir}/config.toml" "$1/containerd-config.toml"
+  cp "${cni_dir}/10-upstream-e2e.conflist" "$1/cni.conflist"
+  { "${CONTAINERD_BIN}/containerd" --version && "${CONTAINERD_BIN}/runc" --version; } >"$1/runtime-versions.txt"
+  # Whatever containerd starts by name comes from its own build first.
+  PATH=${CONTAINERD_BIN}:${PATH} "${CONTAINERD_BIN}/containerd" --config "${dir}/config.toml" >"$1/containerd.log" 2>&1 &
   containerd_pid=$!
   local i
   for i in $(seq 100); do
-    ctr -a "${CONTAINERD_SOCK}" version >/dev/null 2>&1 && break
+    "${CONTAINERD_BIN}/ctr" -a "${CONTAINERD_SOCK}" version >/dev/null 2>&1 && break
     kill -0 "${containerd_pid}" 2>/dev/null || die "containerd exited: see $1/containerd.log"
     sleep 0.2
   done
   local tar
   for tar in "${OUT}"/images/*.tar; do
-    ctr -a "${CONTAINERD_SOCK}" -n k8s.io images import --no-unpack "${tar}" >/dev/null
+    "${CONTAINERD_BIN}/ctr" -a "${CONTAINERD_SOCK}" -n k8s.io images import --snapshotter=overlayfs "${tar}" >/dev/null
   done
-  ctr -a "${CONTAINERD_SOCK}" -n k8s.io images ls -q | sed 's/^/  image: /' >&2
+  "${CONTAINERD_BIN}/ctr" -a "${CONTAINERD_SOCK}" -n k8s.io images ls -q | sed 's/^/  image: /' >&2
 }
 
 # start_plugins CONFIGURATION ARTIFACTS: the plugin chain of a gate-on run.

@@ -6,6 +6,7 @@
 #
 #   make test-upstream-e2e-node        the full four-way run; rewrites test/upstream-e2e/RESULTS.md
 #   make test-upstream-e2e-node-slice  what make test runs: the feature's ginkgo tests and a NodeConformance slice, gate on
+#   make test-upstream-e2e-node-slice-four-way  the slice four ways; rewrites test/upstream-e2e/RESULTS.md
 #   make upstream-e2e-build            only build the suite, the vanilla kubelet, the images and the tools
 
 UPSTREAM_E2E_DIR := $(OUTPUT)/upstream-e2e/$(MINOR)
@@ -13,20 +14,29 @@ UPSTREAM_E2E_CONFIGS ?= vanilla gate-off gate-on gate-on-hold
 # Passed to the runner's environment (run.sh): how long to wait for the
 # machine's node e2e lock.
 UPSTREAM_E2E_LOCK_WAIT ?= 4h
+# Where the full run writes its results (the committed file by default).
+UPSTREAM_E2E_RESULTS ?= test/upstream-e2e/RESULTS.md
+# ginkgo -nodes of the parallel part: upstream's default for a local run.
+UPSTREAM_E2E_PARALLELISM ?= 8
 
 # The selections (ginkgo label filter and focus) and their reasons are in
 # test/upstream-e2e/README.md.
 UPSTREAM_E2E_CONFORMANCE := NodeConformance && !Serial && !Disruptive && !Slow && !Flaky
+# Part 1: NodeConformance and the feature's own tests that are not Serial,
+# in parallel. Part 2: the tests of the focus lines that part 1 does not
+# run, one at a time.
+UPSTREAM_E2E_PARALLEL_LABELS := $(UPSTREAM_E2E_CONFORMANCE) || Feature:PodAdmissionPlugin && !Serial
+UPSTREAM_E2E_SERIAL_LABELS := !($(UPSTREAM_E2E_PARALLEL_LABELS)) && !Flaky
 UPSTREAM_E2E_SERIAL_FOCUS := $(shell sed -n 's/^serial-focus: //p' test/upstream-e2e/selection.txt | paste -sd'|')
 UPSTREAM_E2E_SLICE_FOCUS := $(shell sed -n 's/^slice-focus: //p' test/upstream-e2e/selection.txt | paste -sd'|')
 
 .PHONY: upstream-e2e-build
-upstream-e2e-build: source kubelet ## Build upstream's node e2e suite, ginkgo, its runner, the vanilla kubelet and the suite's images from source.
+upstream-e2e-build: source kubelet containerd ## Build upstream's node e2e suite, ginkgo, its runner, the vanilla kubelet and the suite's images from source.
 	UPSTREAM=$(MINOR) test/upstream-e2e/build.sh
 
 # The slice needs no vanilla kubelet.
 .PHONY: upstream-e2e-build-slice
-upstream-e2e-build-slice: source kubelet
+upstream-e2e-build-slice: source kubelet containerd
 	UPSTREAM=$(MINOR) test/upstream-e2e/build.sh tools dropin images suite
 
 # Each run directory has one subdirectory per configuration and part.
@@ -37,13 +47,23 @@ endef
 .PHONY: test-upstream-e2e-node
 test-upstream-e2e-node: upstream-e2e-build e2e-host-deps ## Upstream's node e2e suite four ways (vanilla, gate off, gate on, gate on with holds); rewrites test/upstream-e2e/RESULTS.md.
 	@run=$$(date -u +%Y%m%dT%H%M%SZ); rc=0; \
-	$(call upstream_e2e_run,LABEL_FILTER='$(UPSTREAM_E2E_CONFORMANCE) || Feature:PodAdmissionPlugin && !Serial' PARALLELISM=8,$$run-conformance,$(UPSTREAM_E2E_CONFIGS)) || rc=$$?; \
-	$(call upstream_e2e_run,FOCUS='$(UPSTREAM_E2E_SERIAL_FOCUS)' SKIP='\[Flaky\]' PARALLELISM=1,$$run-serial,$(UPSTREAM_E2E_CONFIGS)) || rc=$$?; \
-	test/upstream-e2e/results.sh $(UPSTREAM_E2E_DIR)/runs $$run 'make test-upstream-e2e-node' $(UPSTREAM_E2E_CONFIGS) >test/upstream-e2e/RESULTS.md || rc=$$?; \
+	$(call upstream_e2e_run,LABEL_FILTER='$(UPSTREAM_E2E_PARALLEL_LABELS)' PARALLELISM=$(UPSTREAM_E2E_PARALLELISM),$$run-conformance,$(UPSTREAM_E2E_CONFIGS)) || rc=$$?; \
+	$(call upstream_e2e_run,FOCUS='$(UPSTREAM_E2E_SERIAL_FOCUS)' LABEL_FILTER='$(UPSTREAM_E2E_SERIAL_LABELS)' PARALLELISM=1,$$run-serial,$(UPSTREAM_E2E_CONFIGS)) || rc=$$?; \
+	test/upstream-e2e/results.sh $(UPSTREAM_E2E_DIR)/runs $$run 'make test-upstream-e2e-node' $(UPSTREAM_E2E_CONFIGS) >$(UPSTREAM_E2E_RESULTS) || rc=$$?; \
 	exit $$rc
 
 # The CI slice: the feature's own ginkgo tests (patch 0010) and a slice of
 # NodeConformance, gate on, one configuration.
+UPSTREAM_E2E_SLICE_RUN = FOCUS='$(UPSTREAM_E2E_SLICE_FOCUS)' SKIP='\[Flaky\]|\[Slow\]' PARALLELISM=1
 .PHONY: test-upstream-e2e-node-slice
 test-upstream-e2e-node-slice: upstream-e2e-build-slice e2e-host-deps ## make test's slice of upstream's node e2e suite: the feature's ginkgo tests and a NodeConformance slice, gate on.
-	$(call upstream_e2e_run,FOCUS='$(UPSTREAM_E2E_SLICE_FOCUS)' SKIP='\[Flaky\]|\[Slow\]' PARALLELISM=1,slice-$$(date -u +%Y%m%dT%H%M%SZ),gate-on)
+	$(call upstream_e2e_run,$(UPSTREAM_E2E_SLICE_RUN),slice-$$(date -u +%Y%m%dT%H%M%SZ),gate-on)
+
+# The same slice against the four configurations (about 15 minutes), for a
+# comparison quicker than the full run's.
+.PHONY: test-upstream-e2e-node-slice-four-way
+test-upstream-e2e-node-slice-four-way: upstream-e2e-build e2e-host-deps ## The CI slice of upstream's node e2e suite four ways; rewrites test/upstream-e2e/RESULTS.md.
+	@run=$$(date -u +%Y%m%dT%H%M%SZ); rc=0; \
+	$(call upstream_e2e_run,$(UPSTREAM_E2E_SLICE_RUN),$$run-slice,$(UPSTREAM_E2E_CONFIGS)) || rc=$$?; \
+	test/upstream-e2e/results.sh $(UPSTREAM_E2E_DIR)/runs $$run 'make test-upstream-e2e-node-slice-four-way' $(UPSTREAM_E2E_CONFIGS) >test/upstream-e2e/RESULTS.md || rc=$$?; \
+	exit $$rc

@@ -132,6 +132,7 @@ func LoadNodeConfig(path, binDir string) (*Config, error) {
 			errs = append(errs, err)
 		}
 	}
+	errs = append(errs, CheckExecEnv(cfg)...)
 	if len(errs) > 0 {
 		return nil, utilerrors.NewAggregate(errs)
 	}

@@ -13,6 +13,8 @@ import (
 
 	"k8s.io/klog/v2"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
+
+	"github.com/podadmission/podadmission/test/e2e_node/containerdconfig"
 )
 
 // Local image references: nothing can be pulled on these machines, so both
@@ -81,7 +83,7 @@ func newContainerdRuntime(mode string, layout Layout, bins Binaries, nri *NRIOpt
 			Ctr:        filepath.Join(dir, "ctr"),
 			Runc:       filepath.Join(dir, "runc"),
 		}
-		r.configVersion = 3
+		r.configVersion = containerdconfig.Version3
 		if err := bins.check(r.runtime.Containerd, r.runtime.Shim, r.runtime.Ctr, r.runtime.Runc); err != nil {
 			return nil, fmt.Errorf("%w (containerd 2.x: make containerd)", err)
 		}
@@ -93,7 +95,7 @@ func newContainerdRuntime(mode string, layout Layout, bins Binaries, nri *NRIOpt
 			return nil, fmt.Errorf("the %s mode needs %v: run test/e2e_node/install-host-deps.sh %s (apt-get install containerd runc containernetworking-plugins iproute2), or use E2E_RUNTIME=%s", mode, missing, mode, ContainerdMode)
 		}
 		r.runtime = containerdBinaries{Containerd: mustLookPath("containerd"), Ctr: mustLookPath("ctr")}
-		r.configVersion = 2
+		r.configVersion = containerdconfig.Version2
 	}
 	if missing := missingCNITools(); len(missing) > 0 {
 		return nil, fmt.Errorf("the %s mode needs %v: run test/e2e_node/install-host-deps.sh (apt-get install containernetworking-plugins iproute2)", mode, missing)
@@ -108,7 +110,7 @@ func (r *containerdRuntime) WorkloadImage() string { return workloadImageRef }
 // NRISocket is containerd 2.x's NRI socket, where external NRI plugins
 // register; empty for containerd 1.6.
 func (r *containerdRuntime) NRISocket() string {
-	if r.configVersion == 2 {
+	if r.configVersion == containerdconfig.Version2 {
 		return ""
 	}
 	return r.layout.SocketPath("nri.sock")
@@ -148,9 +150,9 @@ func missingCNITools() []string {
 	return missing
 }
 
-func (r *containerdRuntime) settings() containerdSettings {
+func (r *containerdRuntime) settings() containerdconfig.Settings {
 	dir := r.layout.StatePath("containerd")
-	s := containerdSettings{
+	s := containerdconfig.Settings{
 		Root:         filepath.Join(dir, "root"),
 		State:        filepath.Join(dir, "state"),
 		Socket:       r.socket,
@@ -161,7 +163,7 @@ func (r *containerdRuntime) settings() containerdSettings {
 		CNIConfDir:   r.layout.StatePath("cni", "net.d"),
 		CDISpecDir:   filepath.Join(dir, "cdi"),
 		SandboxImage: pauseImageRef,
-		NRI: nriSettings{
+		NRI: containerdconfig.NRISettings{
 			Socket:              r.NRISocket(),
 			PluginDir:           filepath.Join(dir, "nri", "plugins"),
 			PluginConfigDir:     filepath.Join(dir, "nri", "conf.d"),
@@ -195,7 +197,7 @@ func (r *containerdRuntime) start(ctx context.Context) (string, []*Process, erro
 	if err := os.WriteFile(filepath.Join(s.CNIConfDir, "10-podadmission-e2e.conflist"), cni, 0o644); err != nil {
 		return "", nil, err
 	}
-	config, err := renderContainerdConfig(r.configVersion, s)
+	config, err := containerdconfig.Render(r.configVersion, s)
 	if err != nil {
 		return "", nil, err
 	}
@@ -212,7 +214,7 @@ func (r *containerdRuntime) start(ctx context.Context) (string, []*Process, erro
 		Args:    []string{"--config=" + configPath, "--log-level=info"},
 		LogPath: r.layout.LogPath("containerd"),
 	}
-	if r.configVersion != 2 {
+	if r.configVersion != containerdconfig.Version2 {
 		// Whatever else containerd starts by name (runc's helpers, CNI
 		// plugins' tools) comes from its own build first.
 		spec.Env = []string{"PATH=" + filepath.Dir(r.runtime.Containerd) + ":" + os.Getenv("PATH")}

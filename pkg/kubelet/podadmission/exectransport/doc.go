@@ -5,19 +5,22 @@
 // manager's chain owns the call's timeout, names the plugin and logs the
 // decision.
 //
-// The executable is <bin dir>/<plugin name>. It is trust checked at every
-// call (package trust: the bin dir, the executable and, after symlinks,
-// every directory on the way to it, owned by root and writable by nobody
-// else), so a binary swapped since the configuration was loaded is caught,
-// and a plugin whose binary is not installed yet blocks pods (its calls
-// fail) and admits them as soon as the binary is there, without a kubelet
-// restart.
+// The executable is <bin dir>/<plugin name>. It is opened and trust
+// checked at every call (package trust: the bin dir, the executable and,
+// after symlinks, every directory on the way to it, owned by root and
+// writable by nobody else; for a script, its interpreters, for a binary,
+// its dynamic loader; the code-loading variables of its env), and the open
+// file that was checked is the one executed (execfd.go). So a binary
+// swapped since the configuration was loaded, or between the check and the
+// exec, is caught, and a plugin whose binary is not installed yet blocks
+// pods (its calls fail) and admits them as soon as the binary is there,
+// without a kubelet restart.
 //
-// A call runs without a shell, with a minimal environment, in a cgroup of
-// its own (or, where cgroups cannot be created, a PID namespace of its own;
-// see contain.go). When the call ends every process it started is killed,
-// whatever it did to leave its process group or its parent, and a plugin
-// that exits leaving processes running fails the call. Stdout is capped;
-// the end of stderr goes to the kubelet's log, never into the error, which
+// A call runs without a shell, with a minimal environment, in a PID
+// namespace and a cgroup of its own (contain.go). When the call ends every
+// process it started is killed, whatever it did to leave its process
+// group, its parent or its cgroup, and a plugin that exits leaving
+// processes running in its cgroup fails the call. Stdout is capped; the
+// end of stderr goes to the kubelet's log, never into the error, which
 // reaches the pod's status.
 package exectransport

@@ -2,23 +2,52 @@ package exectransport
 
 import "testing"
 
-// ForcePIDNamespace makes the calls of the test use the PID namespace
-// containment, the fallback for hosts without usable cgroup v2.
-func ForcePIDNamespace(t testing.TB) {
-	forcePIDNamespace.Store(true)
-	t.Cleanup(func() { forcePIDNamespace.Store(false) })
+// ForceNoCgroup makes the calls of the test run in their PID namespace
+// only, as on a host where no cgroup v2 can be made for them.
+func ForceNoCgroup(t testing.TB) {
+	forceNoCgroup.Store(true)
+	t.Cleanup(func() { forceNoCgroup.Store(false) })
+}
+
+// ForceCgroupCount makes the calls of the test count what their plugin
+// left in its cgroup, as on a kernel whose /proc lists no children.
+func ForceCgroupCount(t testing.TB) {
+	forceCgroupCount.Store(true)
+	t.Cleanup(func() { forceCgroupCount.Store(false) })
+}
+
+// ForceNoSentinel makes each plugin of the test the init of its call's PID
+// namespace, as on a host that refuses ptrace.
+func ForceNoSentinel(t testing.TB) {
+	useSentinels()
+	sentinelsMu.Lock()
+	was := sentinelsUnavailable
+	sentinelsUnavailable = true
+	sentinelsMu.Unlock()
+	t.Cleanup(func() {
+		sentinelsMu.Lock()
+		sentinelsUnavailable = was
+		sentinelsMu.Unlock()
+	})
 }
 
 // CgroupParent is the cgroup that holds the calls' cgroups, "" when calls
 // do not run in cgroups.
 func CgroupParent() string {
 	modeOnce.Do(decideContainment)
-	if mode != containByCgroup {
-		return ""
-	}
 	return cgroupParent
 }
 
 // SweepStaleCgroups runs the sweep of call cgroups that processes now gone
 // left behind.
 func SweepStaleCgroups(parent string) { sweepStaleCgroups(parent) }
+
+// CgroupMount is where the cgroup2 file system is mounted, "" when it is
+// not.
+func CgroupMount() string {
+	_, mountpoint, err := cgroup2Mount()
+	if err != nil {
+		return ""
+	}
+	return mountpoint
+}

@@ -21,7 +21,17 @@ const envDumperName = "env-dumper"
 
 func TestMain(m *testing.M) {
 	if filepath.Base(os.Args[0]) == envDumperName {
-		fmt.Fprintf(os.Stderr, "args=%s env=%s", strings.Join(os.Args[1:], ","), strings.Join(os.Environ(), ","))
+		// A binary is executed by a descriptor that the exec closes: it
+		// has no descriptor of its own file.
+		exe, _ := os.Readlink("/proc/self/exe")
+		own := "closed"
+		fds, _ := os.ReadDir("/proc/self/fd")
+		for _, fd := range fds {
+			if target, _ := os.Readlink("/proc/self/fd/" + fd.Name()); target == exe {
+				own = "open"
+			}
+		}
+		fmt.Fprintf(os.Stderr, "args=%s env=%s own-fd=%s", strings.Join(os.Args[1:], ","), strings.Join(os.Environ(), ","), own)
 		os.Exit(7)
 	}
 	// Plugin binaries must be in trusted directories, and t.TempDir() is

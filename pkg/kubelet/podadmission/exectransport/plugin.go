@@ -29,9 +29,11 @@ const minimalPath = "PATH=/usr/sbin:/usr/bin:/sbin:/bin"
 type Plugin struct {
 	name   string
 	binDir string
-	path   string
 	args   []string
-	env    []string
+	// env is the process's environment; configured, the variables the
+	// configuration sets, checked at every call.
+	env        []string
+	configured []configv1alpha1.ExecEnvVar
 }
 
 // New returns the Exec plugin cfg describes, whose executable is
@@ -49,11 +51,11 @@ func New(cfg *configv1alpha1.PluginConfig, binDir string) (*Plugin, error) {
 		return nil, fmt.Errorf("plugin bin dir %q is not an absolute path", binDir)
 	}
 	p := &Plugin{
-		name:   cfg.Name,
-		binDir: binDir,
-		path:   filepath.Join(binDir, cfg.Name),
-		args:   append([]string(nil), cfg.Args...),
-		env:    []string{minimalPath},
+		name:       cfg.Name,
+		binDir:     binDir,
+		args:       append([]string(nil), cfg.Args...),
+		env:        []string{minimalPath},
+		configured: append([]configv1alpha1.ExecEnvVar(nil), cfg.Env...),
 	}
 	for _, v := range cfg.Env {
 		p.env = append(p.env, v.Name+"="+v.Value)
@@ -65,21 +67,19 @@ func New(cfg *configv1alpha1.PluginConfig, binDir string) (*Plugin, error) {
 // response it wrote on stdout. The call lasts until the process exits or
 // ctx ends; then every process it started is killed.
 func (p *Plugin) Admit(ctx context.Context, req *podadmissionv1alpha1.PodAdmissionRequest) (*podadmissionv1alpha1.PodAdmissionResponse, error) {
-	if err := p.checkExecutable(); err != nil {
+	exe, err := p.openExecutable()
+	if err != nil {
 		return nil, err
 	}
+	defer exe.Close()
 	stdin, err := podadmissionv1alpha1.EncodeRequest(req)
 	if err != nil {
 		return nil, err
 	}
 
-	// No shell: the executable is run directly, with the configured args.
-	cmd := exec.Command(p.path, p.args...)
-	cmd.Env = p.env
-	cmd.Dir = "/"
-	out, err := runContained(ctx, p.name, cmd, stdin)
+	out, err := runContained(ctx, p.name, exe, p.args, p.env, stdin)
 	if err != nil {
-		return nil, fmt.Errorf("cannot start %s: %w", p.path, err)
+		return nil, fmt.Errorf("cannot start %s: %w", exe.Path, err)
 	}
 	if err := p.processError(ctx, out); err != nil {
 		return nil, err
@@ -94,13 +94,24 @@ func (p *Plugin) Admit(ctx context.Context, req *podadmissionv1alpha1.PodAdmissi
 	return resp, err
 }
 
-// checkExecutable fails unless the plugin's executable is a trusted,
-// executable regular file in a trusted bin dir, every directory on the way
-// to it trusted too, after symlinks: the same check as at load
-// (podadmission.CheckExecutables), made again because the binary can be
-// swapped since.
-func (p *Plugin) checkExecutable() error {
-	return trust.CheckExecutableIn(p.binDir, p.name)
+// openExecutable opens the plugin's executable and checks it, and what the
+// kernel runs for it (a script's interpreters, a binary's loader), and
+// the code-loading variables of its environment: the same checks as at
+// load (podadmission.CheckExecutables, podadmission.CheckExecEnv), made
+// again because any of them can change since. The call runs the file
+// opened here.
+func (p *Plugin) openExecutable() (*trust.Executable, error) {
+	exe, err := trust.OpenExecutableIn(p.binDir, p.name)
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range p.configured {
+		if err := trust.CheckEnv(v.Name, v.Value); err != nil {
+			exe.Close()
+			return nil, fmt.Errorf("environment variable %w", err)
+		}
+	}
+	return exe, nil
 }
 
 // processError says why a plugin process did not produce a response to

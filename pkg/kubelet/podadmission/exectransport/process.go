@@ -5,11 +5,13 @@ import (
 	"context"
 	"errors"
 	"os/exec"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
+	"github.com/podadmission/podadmission/pkg/kubelet/podadmission/trust"
 )
 
 const (
@@ -41,14 +43,19 @@ type processOutcome struct {
 	killErr error
 }
 
-// runContained runs cmd, the process of one call of plugin, in a container
-// of its own (contain.go), feeding it stdin, until it exits, ctx is done,
-// or its stdout exceeds maxStdout. In every case it then kills every
-// process left in the container, so nothing the plugin started outlives the
-// call, and reaps the plugin's process. It returns an error only when the
-// process could not be started.
-func runContained(ctx context.Context, plugin string, cmd *exec.Cmd, stdin []byte) (*processOutcome, error) {
-	box, err := newContainment(plugin)
+// runContained runs exe, the checked executable of one call of plugin, with
+// args and env, in a container of its own (contain.go), feeding it stdin,
+// until it exits, ctx is done, or its stdout exceeds maxStdout. In every
+// case it then kills every process left in the container, so nothing the
+// plugin started outlives the call, and reaps the plugin's process. It
+// returns an error only when the process could not be started.
+func runContained(ctx context.Context, plugin string, exe *trust.Executable, args, env []string, stdin []byte) (*processOutcome, error) {
+	run, err := newExecution(exe)
+	if err != nil {
+		return nil, err
+	}
+	defer run.close()
+	box, err := newContainer(plugin)
 	if err != nil {
 		return nil, err
 	}
@@ -57,16 +64,24 @@ func runContained(ctx context.Context, plugin string, cmd *exec.Cmd, stdin []byt
 		stdout: newCappedBuffer(maxStdout),
 		stderr: &tailBuffer{max: maxStderr},
 	}
-	cmd.Stdin = bytes.NewReader(stdin)
-	cmd.Stdout = out.stdout
-	cmd.Stderr = out.stderr
-	cmd.WaitDelay = pipeWaitDelay
-	box.prepare(cmd)
-	if err := cmd.Start(); err != nil {
-		return nil, err
+	// No shell: the executable is run directly, with the configured args;
+	// argv[0] is its configured path, as if it were executed by it.
+	cmd := &exec.Cmd{
+		Path:       run.path,
+		Args:       append([]string{exe.Path}, args...),
+		Env:        env,
+		Dir:        "/",
+		Stdin:      bytes.NewReader(stdin),
+		Stdout:     out.stdout,
+		Stderr:     out.stderr,
+		ExtraFiles: run.extraFiles,
+		WaitDelay:  pipeWaitDelay,
 	}
+	if err := box.start(cmd, run); err != nil {
+		return nil, startError(err)
+	}
+	run.close()
 	pid := cmd.Process.Pid
-	box.started(pid)
 
 	exited := make(chan struct{})
 	go func() {
@@ -86,7 +101,20 @@ func runContained(ctx context.Context, plugin string, cmd *exec.Cmd, stdin []byt
 	out.killErr = box.kill()
 	<-exited
 	out.waitErr = cmd.Wait()
+	if err := box.reap(); err != nil && out.killErr == nil {
+		out.killErr = err
+	}
 	return out, nil
+}
+
+// startError is why a process could not be started, without the
+// /proc/self/fd path it was executed by.
+func startError(err error) error {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return errno
+	}
+	return err
 }
 
 // waitExitedWithoutReaping blocks until process pid has exited, leaving it

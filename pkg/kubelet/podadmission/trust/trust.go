@@ -10,6 +10,11 @@
 // directories the symlinks sit in, must be owned by root and must not be
 // writable by its group or others. A world-writable directory with the
 // sticky bit (/tmp) is not trusted either: anyone may create names in it.
+//
+// An executable is more than its file: the kernel also runs a script's
+// interpreters and a binary's dynamic loader, and the environment can make
+// the loader or an interpreter load code from elsewhere. OpenExecutableIn
+// (executable.go) and CheckEnv (env.go) check those the same way.
 package trust
 
 import (
@@ -44,41 +49,6 @@ func CheckFile(path string) (fs.FileInfo, error) {
 	return r.info, r.checkOwnerAndMode(r.final, r.info, TrustedUID)
 }
 
-// CheckExecutableIn checks dir/name, the executable of an Exec plugin in
-// the plugin bin dir dir, the way the kubelet checks it at load and before
-// every call: dir trusted, the executable trusted (through symlinks, every
-// directory on the way to it) and a regular file that may be executed.
-// The error for a missing executable (or bin dir) wraps fs.ErrNotExist.
-func CheckExecutableIn(dir, name string) error {
-	path := filepath.Join(dir, name)
-	if err := CheckDir(dir); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return &missingExecutableError{path: path}
-		}
-		return fmt.Errorf("untrusted plugin bin dir: %w", err)
-	}
-	info, err := CheckFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return &missingExecutableError{path: path}
-	}
-	if err != nil {
-		return fmt.Errorf("untrusted executable: %w", err)
-	}
-	if info.Mode().Perm()&0o111 == 0 {
-		return fmt.Errorf("executable %s is not executable (mode %#o)", path, info.Mode().Perm())
-	}
-	return nil
-}
-
-// missingExecutableError is an executable that is not installed.
-type missingExecutableError struct{ path string }
-
-func (e *missingExecutableError) Error() string {
-	return fmt.Sprintf("executable %s does not exist", e.path)
-}
-
-func (e *missingExecutableError) Is(target error) bool { return target == fs.ErrNotExist }
-
 // CheckDir is CheckFile for a directory.
 func CheckDir(path string) error {
 	return checkDir(path, TrustedUID)
@@ -90,6 +60,27 @@ func CheckDir(path string) error {
 // there; every directory above it must be owned by root.
 func CheckSocketDir(path string, serverUID uint32) error {
 	return checkDir(path, serverUID)
+}
+
+// CheckWriterDir is CheckDir for a directory another trusted user writes,
+// such as a node agent's status directory: the directory itself may also
+// be owned by writerUID; every directory above it must be owned by root.
+// What is in it was then written by root or writerUID.
+func CheckWriterDir(path string, writerUID uint32) error {
+	return checkDir(path, writerUID)
+}
+
+// CheckPath is CheckFile for a path that may name a regular file or a
+// directory, such as an entry of a search path.
+func CheckPath(path string) error {
+	r, err := resolve(path)
+	if err != nil {
+		return err
+	}
+	if !r.info.Mode().IsRegular() && !r.info.IsDir() {
+		return r.fault(r.final, fmt.Sprintf("neither a regular file nor a directory (%s)", r.info.Mode().Type()))
+	}
+	return r.checkOwnerAndMode(r.final, r.info, TrustedUID)
 }
 
 func checkDir(path string, ownerUID uint32) error {

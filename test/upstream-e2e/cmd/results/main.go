@@ -55,6 +55,7 @@ type configuration struct {
 	feature []string
 	seconds int
 	kubelet string
+	runtime string
 }
 
 // featureLabel marks the feature's own tests in their names.
@@ -178,7 +179,28 @@ func (c *configuration) load(dir string) error {
 	}
 	c.seconds += atoi(readTrimmed(filepath.Join(dir, "seconds")))
 	c.kubelet = readTrimmed(filepath.Join(dir, "kubelet-version"))
+	c.runtime = runtimeVersions(readTrimmed(filepath.Join(dir, "runtime-versions.txt")))
 	return nil
+}
+
+// runtimeVersions shortens the output of containerd --version and runc
+// --version (run.sh's runtime-versions.txt) to "containerd v2.4.2, runc
+// 1.5.3"; "?" when the file is missing or names neither.
+func runtimeVersions(text string) string {
+	var names []string
+	for _, line := range strings.Split(text, "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) >= 3 && f[0] == "containerd":
+			names = append(names, "containerd "+f[2])
+		case len(f) >= 3 && f[0] == "runc" && f[1] == "version":
+			names = append(names, "runc "+f[2])
+		}
+	}
+	if len(names) == 0 {
+		return "?"
+	}
+	return strings.Join(names, ", ")
 }
 
 func atoi(s string) int {
@@ -277,10 +299,10 @@ func report(w io.Writer, configs []*configuration, causes causeList, command, se
 	}
 	fmt.Fprintln(w, "Upstream's tests (the suite's set-up and report nodes included; the feature's own tests are counted apart, below):")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| Configuration | Kubelet | Passed | Failed | Skipped | Duration |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| Configuration | Kubelet | Runtime | Passed | Failed | Skipped | Duration |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
 	for _, c := range configs {
-		fmt.Fprintf(w, "| %s | %s | %d | %d | %d | %d s |\n", c.name, cell(c.kubelet), len(c.passed), len(c.failed), len(c.skipped), c.seconds)
+		fmt.Fprintf(w, "| %s | %s | %s | %d | %d | %d | %d s |\n", c.name, cell(c.kubelet), cell(c.runtime), len(c.passed), len(c.failed), len(c.skipped), c.seconds)
 	}
 	fmt.Fprintln(w)
 

@@ -49,6 +49,11 @@ func TestReportCountsAndDiffsPassSets(t *testing.T) {
 <testcase name="[It] a" status="passed"></testcase>
 <testcase name="[It] b" status="passed"></testcase>
 <testcase name="[It] needs nginx" status="passed"></testcase>`)
+	require.NoError(t, os.WriteFile(filepath.Join(run, "vanilla", "runtime-versions.txt"), []byte(`containerd github.com/containerd/containerd/v2 v2.4.2 h1:p6Qg+xbEz8lvwdhHDx0U469xENvp4LgGBx+E7djXkGw=
+runc version 1.5.3
+commit: h1:y3GUIW7J0Gxd+tCFfWR6L1YDnhHiNR1BGRx1J50+VnA=
+spec: 1.3.0
+`), 0o644))
 
 	configs := loadAll(t, []string{run}, "vanilla", "gate-off", "gate-on")
 	causes := causeList{{regexp.MustCompile(`nginx`), "the nginx image is not built here"}}
@@ -56,8 +61,8 @@ func TestReportCountsAndDiffsPassSets(t *testing.T) {
 	regressions := report(&out, configs, causes, "make x", "")
 	assert.Equal(t, 1, regressions, "b passes on vanilla and fails with the gate on")
 	md := out.String()
-	assert.Contains(t, md, "| vanilla | ? | 2 | 1 | 1 | 0 s |")
-	assert.Contains(t, md, "| gate-on | ? | 1 | 2 | 1 | 0 s |")
+	assert.Contains(t, md, "| vanilla | ? | containerd v2.4.2, runc 1.5.3 | 2 | 1 | 1 | 0 s |")
+	assert.Contains(t, md, "| gate-on | ? | ? | 1 | 2 | 1 | 0 s |")
 	assert.Contains(t, md, "**gate-off**: 0 passed on vanilla and not here, 1 passed here and not on vanilla.")
 	assert.Contains(t, md, "gained: `[It] needs nginx` (on vanilla: failed: image not found)")
 	assert.Contains(t, md, "lost: `[It] b` (failed: timed out waiting for pod) — a bug: not root-caused yet")

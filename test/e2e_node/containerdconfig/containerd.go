@@ -1,18 +1,18 @@
-//go:build e2e_node
-
-package framework
+package containerdconfig
 
 import (
 	"bytes"
+	"fmt"
+	"path/filepath"
 	"text/template"
 	"time"
 )
 
-// containerdSettings fill the containerd configuration templates.
-type containerdSettings struct {
+// Settings fill the containerd configuration templates.
+type Settings struct {
 	Root, State, Socket string
-	// ShimPath and RuncPath are the shim and runc containerd runs; empty,
-	// it finds them in PATH (containerd 1.6 from Debian).
+	// ShimPath and RuncPath are the shim and runc containerd 2.x runs;
+	// containerd 1.6 (Debian's) finds them in PATH.
 	ShimPath, RuncPath string
 	RuncRoot           string
 	CNIBinDir          string
@@ -23,13 +23,13 @@ type containerdSettings struct {
 	SandboxImage string
 	// NRI configures containerd 2.x's NRI, which is on as in containerd's
 	// defaults.
-	NRI nriSettings
+	NRI NRISettings
 }
 
-// nriSettings are containerd 2.x's NRI plugin settings: a socket and
+// NRISettings are containerd 2.x's NRI plugin settings: a socket and
 // directories of the run's own (the defaults are /var/run/nri/nri.sock and
 // /opt/nri/plugins), the timeouts, and the default validator.
-type nriSettings struct {
+type NRISettings struct {
 	Socket, PluginDir, PluginConfigDir string
 	RegistrationTimeout                time.Duration
 	RequestTimeout                     time.Duration
@@ -42,11 +42,15 @@ type nriSettings struct {
 	TolerateMissingAnnotation string
 }
 
-// containerd16ConfigTemplate (config version 2) keeps containerd 1.6 off
-// every default host path (/var/lib/containerd, /run/containerd, /etc/cni,
-// /opt/cni), so that it can run next to anything else and be removed
-// without trace.
-var containerd16ConfigTemplate = template.Must(template.New("containerd1.6").Parse(`version = 2
+// The configuration versions: 2 for containerd 1.6, 3 for containerd 2.x.
+const (
+	Version2 = 2
+	Version3 = 3
+)
+
+// version2Template (containerd 1.6) keeps containerd off every default
+// host path (/var/lib/containerd, /run/containerd, /etc/cni, /opt/cni).
+var version2Template = template.Must(template.New("containerd1.6").Parse(`version = 2
 root = "{{.Root}}"
 state = "{{.State}}"
 # /opt/containerd is not needed and would be created on the host; the
@@ -87,13 +91,13 @@ disabled_plugins = [
     config_path = ""
 `))
 
-// containerd2ConfigTemplate is the same node in containerd 2.x's
-// configuration version 3, where the CRI plugin is split in runtime,
-// images and the gRPC service. The shim and runc are the ones built with
-// containerd (make containerd), named by path: a Debian containerd 1.6 on
-// the same machine has its shim in PATH. runc's options name the cgroup
-// driver, which the kubelet now takes from the CRI RuntimeConfig call.
-var containerd2ConfigTemplate = template.Must(template.New("containerd2").Parse(`version = 3
+// version3Template is the same node in containerd 2.x's configuration
+// version 3, where the CRI plugin is split in runtime, images and the gRPC
+// service. The shim and runc are the ones built with containerd (make
+// containerd), named by path: a Debian containerd 1.6 on the same machine
+// has its shim in PATH. runc's options name the cgroup driver, which the
+// kubelet takes from the CRI RuntimeConfig call.
+var version3Template = template.Must(template.New("containerd2").Parse(`version = 3
 root = "{{.Root}}"
 state = "{{.State}}"
 # /opt/containerd is not needed and would be created on the host; the
@@ -158,12 +162,48 @@ disabled_plugins = [
 {{- end}}
 `))
 
-func renderContainerdConfig(configVersion int, s containerdSettings) ([]byte, error) {
-	t := containerd2ConfigTemplate
-	if configVersion == 2 {
-		t = containerd16ConfigTemplate
+// Render is containerd's config.toml of configuration version (Version2
+// or Version3) for s.
+func Render(version int, s Settings) ([]byte, error) {
+	var t *template.Template
+	switch version {
+	case Version2:
+		t = version2Template
+	case Version3:
+		t = version3Template
+	default:
+		return nil, fmt.Errorf("containerd configuration version %d: want %d (containerd 1.6) or %d (containerd 2.x)", version, Version2, Version3)
+	}
+	if err := checkPaths(version, s); err != nil {
+		return nil, err
 	}
 	var buf bytes.Buffer
-	err := t.Execute(&buf, s)
-	return buf.Bytes(), err
+	if err := t.Execute(&buf, s); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// checkPaths refuses an empty or relative path: containerd would take its
+// default, a host path shared with whatever else runs on the machine.
+func checkPaths(version int, s Settings) error {
+	paths := []struct{ name, value string }{
+		{"Root", s.Root}, {"State", s.State}, {"Socket", s.Socket}, {"RuncRoot", s.RuncRoot},
+		{"CNIBinDir", s.CNIBinDir}, {"CNIConfDir", s.CNIConfDir},
+	}
+	if version == Version3 {
+		paths = append(paths, []struct{ name, value string }{
+			{"ShimPath", s.ShimPath}, {"RuncPath", s.RuncPath}, {"CDISpecDir", s.CDISpecDir},
+			{"NRI.Socket", s.NRI.Socket}, {"NRI.PluginDir", s.NRI.PluginDir}, {"NRI.PluginConfigDir", s.NRI.PluginConfigDir},
+		}...)
+	}
+	for _, p := range paths {
+		if !filepath.IsAbs(p.value) {
+			return fmt.Errorf("containerd configuration version %d: %s must be an absolute path, not %q", version, p.name, p.value)
+		}
+	}
+	if s.SandboxImage == "" {
+		return fmt.Errorf("containerd configuration version %d: SandboxImage must be set", version)
+	}
+	return nil
 }

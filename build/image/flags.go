@@ -1,0 +1,54 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// argList is a repeated flag: one argument each time, in order.
+type argList []string
+
+func (l *argList) String() string { return strings.Join(*l, " ") }
+
+func (l *argList) Set(v string) error {
+	*l = append(*l, v)
+	return nil
+}
+
+// envList is a repeated NAME=VALUE flag.
+type envList []string
+
+func (l *envList) String() string { return strings.Join(*l, " ") }
+
+func (l *envList) Set(kv string) error {
+	if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+		return fmt.Errorf("-env %q: want NAME=VALUE", kv)
+	}
+	*l = append(*l, kv)
+	return nil
+}
+
+// labelList is a repeated KEY=VALUE flag; a later KEY wins.
+type labelList map[string]string
+
+func (l *labelList) String() string {
+	keys := make([]string, 0, len(*l))
+	for k, v := range *l {
+		keys = append(keys, k+"="+v)
+	}
+	sort.Strings(keys)
+	return strings.Join(keys, ",")
+}
+
+func (l *labelList) Set(kv string) error {
+	k, v, ok := strings.Cut(kv, "=")
+	if !ok || k == "" {
+		return fmt.Errorf("-label %q: want KEY=VALUE", kv)
+	}
+	if *l == nil {
+		*l = labelList{}
+	}
+	(*l)[k] = v
+	return nil
+}

@@ -1,0 +1,75 @@
+package exectransport
+
+import (
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/podadmission/podadmission/pkg/kubelet/podadmission/trust"
+)
+
+// The file that runs is the file that was checked: the executable is
+// opened and checked (trust.OpenExecutableIn) and the kernel is asked to
+// execute that open file, /proc/self/fd/N, which names the open file and
+// not the path it was opened by. A swap of the path between the check and
+// the exec changes nothing.
+//
+// A #! script is different: the kernel hands its interpreter the path the
+// script was executed by, and the interpreter opens it after the exec. So
+// a script is passed to its process as fd 3, open across the exec, and
+// executed as /proc/self/fd/3: the interpreter reads the checked file, and
+// $0 is /proc/self/fd/3. A binary gets no such descriptor: it is executed
+// by a close-on-exec descriptor of the kubelet, which the exec closes.
+// The interpreters themselves are opened by the kernel by their paths,
+// which trust.OpenExecutableIn checked: only root can change what they
+// name.
+
+// scriptFD is where a script's process finds the script.
+const scriptFD = 3
+
+// minBinaryFD is the lowest descriptor a binary is executed by. The
+// child's side of a fork (syscall.forkAndExecInChild) moves its files onto
+// descriptors 0 to 2*len(files)+1 before the exec; a binary's descriptor
+// above those stays what it is. Calls have at most four files.
+const minBinaryFD = 16
+
+// execution is how to execute a checked executable.
+type execution struct {
+	// path is what the plugin's process executes, and extraFiles the
+	// files it gets from descriptor 3 on.
+	path       string
+	extraFiles []*os.File
+	// sentinelPath and sentinelFiles are the same for the sentinel,
+	// which executes the same file (pidns.go).
+	sentinelPath  string
+	sentinelFiles []uintptr
+	// dup is the binary's descriptor, closed by close; -1 for a script.
+	dup int
+}
+
+func newExecution(exe *trust.Executable) (*execution, error) {
+	if exe.Script {
+		path := fmt.Sprintf("/proc/self/fd/%d", scriptFD)
+		return &execution{
+			path:          path,
+			extraFiles:    []*os.File{exe.File},
+			sentinelPath:  path,
+			sentinelFiles: []uintptr{exe.File.Fd()},
+			dup:           -1,
+		}, nil
+	}
+	fd, err := unix.FcntlInt(exe.File.Fd(), unix.F_DUPFD_CLOEXEC, minBinaryFD)
+	if err != nil {
+		return nil, fmt.Errorf("cannot duplicate the descriptor of %s: %w", exe.Path, err)
+	}
+	path := fmt.Sprintf("/proc/self/fd/%d", fd)
+	return &execution{path: path, sentinelPath: path, dup: fd}, nil
+}
+
+func (e *execution) close() {
+	if e.dup >= 0 {
+		_ = unix.Close(e.dup)
+		e.dup = -1
+	}
+}

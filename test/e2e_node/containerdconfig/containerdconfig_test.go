@@ -1,0 +1,170 @@
+package containerdconfig
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func settings() Settings {
+	return Settings{
+		Root:         "/run-root/containerd/root",
+		State:        "/run-state/containerd/state",
+		Socket:       "/run-state/containerd.sock",
+		ShimPath:     "/build/containerd-shim-runc-v2",
+		RuncPath:     "/build/runc",
+		RuncRoot:     "/run-state/runc",
+		CNIBinDir:    "/usr/lib/cni",
+		CNIConfDir:   "/run-root/cni/net.d",
+		CDISpecDir:   "/run-root/cdi",
+		SandboxImage: "registry.k8s.io/pause:3.10.2",
+		NRI: NRISettings{
+			Socket:              "/run-state/nri.sock",
+			PluginDir:           "/run-root/nri/plugins",
+			PluginConfigDir:     "/run-root/nri/conf.d",
+			RegistrationTimeout: 5 * time.Second,
+			RequestTimeout:      2 * time.Second,
+		},
+	}
+}
+
+// The configuration names every path containerd would otherwise default
+// to a host path, so a run shares nothing with the machine's containerd.
+func TestRenderKeepsContainerdOffDefaultHostPaths(t *testing.T) {
+	for _, version := range []int{Version2, Version3} {
+		config, err := Render(version, settings())
+		require.NoError(t, err)
+		text := string(config)
+		assert.True(t, strings.HasPrefix(text, "version = "+string(rune('0'+version))+"\n"), "version %d:\n%s", version, text)
+		for _, want := range []string{
+			`root = "/run-root/containerd/root"`,
+			`state = "/run-state/containerd/state"`,
+			`address = "/run-state/containerd.sock"`,
+			`Root = "/run-state/runc"`,
+			`conf_dir = "/run-root/cni/net.d"`,
+			`registry.k8s.io/pause:3.10.2"`,
+			`"io.containerd.internal.v1.opt"`,
+		} {
+			assert.Contains(t, text, want, "version %d", version)
+		}
+		for _, host := range []string{"/var/lib/containerd", "/run/containerd", "/etc/cni", "/opt/cni", "/etc/cdi", "/var/run/nri", "/opt/nri"} {
+			assert.NotContains(t, text, host, "version %d", version)
+		}
+	}
+}
+
+func TestRenderVersion3NamesBinariesAndNRI(t *testing.T) {
+	s := settings()
+	s.NRI.DefaultValidator = true
+	s.NRI.RequiredPlugins = []string{"a", "b"}
+	s.NRI.TolerateMissingAnnotation = "tolerate"
+	config, err := Render(Version3, s)
+	require.NoError(t, err)
+	text := string(config)
+	for _, want := range []string{
+		`runtime_path = "/build/containerd-shim-runc-v2"`,
+		`BinaryName = "/build/runc"`,
+		`cdi_spec_dirs = ["/run-root/cdi"]`,
+		`bin_dirs = ["/usr/lib/cni"]`,
+		`sandbox = "registry.k8s.io/pause:3.10.2"`,
+		`socket_path = "/run-state/nri.sock"`,
+		`plugin_request_timeout = "2s"`,
+		`required_plugins = ["a", "b"]`,
+		`tolerate_missing_plugins_annotation = "tolerate"`,
+	} {
+		assert.Contains(t, text, want)
+	}
+
+	config, err = Render(Version3, settings())
+	require.NoError(t, err)
+	assert.NotContains(t, string(config), "default_validator")
+}
+
+func TestRenderRefusesAMissingPathOrVersion(t *testing.T) {
+	_, err := Render(1, settings())
+	assert.ErrorContains(t, err, "version 1")
+
+	s := settings()
+	s.NRI.Socket = ""
+	_, err = Render(Version3, s)
+	assert.ErrorContains(t, err, "NRI.Socket must be an absolute path")
+	// containerd 1.6 has no NRI of ours, nor a shim path.
+	s.ShimPath = ""
+	_, err = Render(Version2, s)
+	assert.NoError(t, err)
+
+	s = settings()
+	s.Root = "relative/root"
+	_, err = Render(Version2, s)
+	assert.ErrorContains(t, err, `Root must be an absolute path, not "relative/root"`)
+
+	s = settings()
+	s.SandboxImage = ""
+	_, err = Render(Version3, s)
+	assert.ErrorContains(t, err, "SandboxImage")
+}
+
+func TestCNI(t *testing.T) {
+	n := Network{Name: "net", Bridge: "br0", Subnet: "10.1.2.0/24", IPAMDataDir: "/run-root/ipam"}
+	isolated, err := CNI(n)
+	require.NoError(t, err)
+	var conf struct {
+		Name    string `json:"name"`
+		Plugins []struct {
+			Type      string `json:"type"`
+			Bridge    string `json:"bridge"`
+			IsGateway bool   `json:"isGateway"`
+			IPMasq    bool   `json:"ipMasq"`
+			Hairpin   bool   `json:"hairpinMode"`
+			IPAM      struct {
+				DataDir string              `json:"dataDir"`
+				Routes  []map[string]string `json:"routes"`
+				Ranges  [][]map[string]string
+			} `json:"ipam"`
+		} `json:"plugins"`
+	}
+	require.NoError(t, json.Unmarshal(isolated, &conf))
+	require.Len(t, conf.Plugins, 1)
+	p := conf.Plugins[0]
+	assert.Equal(t, "net", conf.Name)
+	assert.Equal(t, "bridge", p.Type)
+	assert.Equal(t, "br0", p.Bridge)
+	assert.False(t, p.IsGateway)
+	assert.False(t, p.IPMasq)
+	assert.False(t, p.Hairpin)
+	assert.Empty(t, p.IPAM.Routes)
+	assert.Equal(t, "/run-root/ipam", p.IPAM.DataDir)
+	assert.Equal(t, "10.1.2.0/24", p.IPAM.Ranges[0][0]["subnet"])
+
+	n.Gateway, n.Hairpin = true, true
+	gateway, err := CNI(n)
+	require.NoError(t, err)
+	conf.Plugins = nil
+	require.NoError(t, json.Unmarshal(gateway, &conf))
+	p = conf.Plugins[0]
+	assert.True(t, p.IsGateway)
+	assert.True(t, p.Hairpin)
+	assert.False(t, p.IPMasq)
+	assert.Equal(t, []map[string]string{{"dst": "0.0.0.0/0"}}, p.IPAM.Routes)
+}
+
+func TestCNIRefusesBadInput(t *testing.T) {
+	good := Network{Name: "net", Bridge: "br0", Subnet: "10.1.2.0/24", IPAMDataDir: "/run-root/ipam"}
+	for name, tc := range map[string]struct {
+		change func(*Network)
+		want   string
+	}{
+		"no bridge":     {func(n *Network) { n.Bridge = "" }, "Bridge must be set"},
+		"bad subnet":    {func(n *Network) { n.Subnet = "10.1.2.0" }, "Subnet"},
+		"relative ipam": {func(n *Network) { n.IPAMDataDir = "ipam" }, `IPAMDataDir must be an absolute path, not "ipam"`},
+	} {
+		n := good
+		tc.change(&n)
+		_, err := CNI(n)
+		assert.ErrorContains(t, err, tc.want, name)
+	}
+}
