@@ -100,6 +100,11 @@ func TestHeldPodHoldsNoCPU(t *testing.T) {
 	assertNoPodCgroup(t, a)
 	assert.Equal(t, corev1.PodQOSBurstable, runningB.Status.QOSClass, "QoS class of pod B")
 	assertPodCgroup(t, runningB)
+	shares, err := framework.BurstableCPUShares()
+	require.NoError(t, err)
+	assert.Less(t, shares, framework.MilliCPUToShares(allocatable*7/10+allocatable/2),
+		"kubepods/burstable's CPU weight counts pod B's request (%d shares), not the held pod A's", framework.MilliCPUToShares(allocatable/2))
+	assert.GreaterOrEqual(t, shares, framework.MilliCPUToShares(allocatable/2), "kubepods/burstable's CPU weight counts pod B's request")
 
 	reference := upstreamRejection(t, ctx, cpuPod(ns, "reference", allocatable*7/10, nil))
 	assert.Equal(t, "OutOfcpu", reference.Status.Reason, "upstream's reason for pod C")

@@ -4,9 +4,13 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
+	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
 	"github.com/podadmission/podadmission/pkg/plugin"
 )
 
@@ -15,6 +19,9 @@ import (
 func (o *options) handler(ctx context.Context, req *plugin.Request) (*plugin.Response, error) {
 	if err := o.logCall(req); err != nil {
 		return nil, err
+	}
+	if image, ok := o.deniedImage(req.Pod); ok {
+		return o.deny(reasonImageNotAllowed, fmt.Sprintf("image %q is not allowed on this node", image)), nil
 	}
 	if o.decisionFile != "" {
 		return o.decideFromFile()
@@ -57,6 +64,33 @@ func (o *options) decideFromFile() (*plugin.Response, error) {
 	return nil, fmt.Errorf(`decision file %s: want "allow" or "deny <Reason> <message>", got %q`, o.decisionFile, strings.TrimSpace(string(data)))
 }
 
+// reasonImageNotAllowed is the reason of a rejection by --deny-images.
+const reasonImageNotAllowed = "ImageNotAllowed"
+
+// deniedImage returns the first image of pod's containers, init containers
+// or ephemeral containers that --deny-images names.
+func (o *options) deniedImage(pod *corev1.Pod) (string, bool) {
+	if len(o.denyImages) == 0 {
+		return "", false
+	}
+	var images []string
+	for _, c := range pod.Spec.InitContainers {
+		images = append(images, c.Image)
+	}
+	for _, c := range pod.Spec.Containers {
+		images = append(images, c.Image)
+	}
+	for _, c := range pod.Spec.EphemeralContainers {
+		images = append(images, c.Image)
+	}
+	for _, image := range images {
+		if slices.Contains(o.denyImages, image) {
+			return image, true
+		}
+	}
+	return "", false
+}
+
 // logCall appends one line about req to the log file, if there is one.
 func (o *options) logCall(req *plugin.Request) error {
 	if o.logFile == "" {
@@ -67,7 +101,11 @@ func (o *options) logCall(req *plugin.Request) error {
 		return fmt.Errorf("cannot open the log file: %w", err)
 	}
 	// One write per line: appends of one small write do not interleave.
-	line := fmt.Sprintf("%s/%s uid=%s attempt=%d static=%t\n", req.Pod.Namespace, req.Pod.Name, req.Pod.UID, req.Attempt, req.Static)
+	line := fmt.Sprintf("%s/%s uid=%s attempt=%d static=%t", req.Pod.Namespace, req.Pod.Name, req.Pod.UID, req.Attempt, req.Static)
+	if req.Operation == podadmissionv1alpha1.OperationUpdate {
+		line += " operation=Update"
+	}
+	line += "\n"
 	if _, err := f.WriteString(line); err != nil {
 		f.Close()
 		return fmt.Errorf("cannot write the log file: %w", err)

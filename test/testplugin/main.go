@@ -15,9 +15,13 @@
 //	        pids the host sees), never answer.
 //	--decision-file=PATH: read the decision at every call from PATH:
 //	    "allow" or "deny <Reason> <message...>"; overrides --mode.
+//	--deny-images=IMAGE,...: deny a pod with a container, init container or
+//	    ephemeral container of one of these images (reason ImageNotAllowed),
+//	    before --mode or --decision-file decide.
 //	--log-file=PATH: append one line per call answered by the handler (allow,
 //	    deny, sleep, --decision-file):
-//	    "<namespace>/<name> uid=<pod uid> attempt=<n> static=<bool>".
+//	    "<namespace>/<name> uid=<pod uid> attempt=<n> static=<bool>", and
+//	    " operation=Update" for an update of an admitted pod.
 //
 //	--serve=unix:///PATH: run as a GRPC plugin daemon on that socket until
 //	    SIGTERM or SIGINT, instead of answering one Exec call.

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -30,6 +31,7 @@ type options struct {
 	logFile      string
 	serve        string
 	push         string
+	denyImages   []string
 	hold         time.Duration
 }
 
@@ -50,6 +52,10 @@ func (o *options) addFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.decisionFile, "decision-file", "", `file read at every call: "allow" or "deny <Reason> <message>"; overrides --mode`)
 	fs.StringVar(&o.logFile, "log-file", "", "file to append one line to per call")
 	fs.StringVar(&o.serve, "serve", "", "serve as a GRPC plugin daemon on this unix socket (unix:///path or /path) instead of answering one Exec call")
+	fs.Func("deny-images", "comma-separated images: a pod with a container, init container or ephemeral container of one of them is denied (reason ImageNotAllowed) before --mode or --decision-file decide", func(v string) error {
+		o.denyImages = append(o.denyImages, strings.Split(v, ",")...)
+		return nil
+	})
 	fs.DurationVar(&o.hold, "hold", 0, "with --serve and --mode=allow: deny every pod (with --reason, --message, --retry-after) until this long after its first call, then push its re-evaluation and admit it")
 	fs.StringVar(&o.push, "push", pushPods, `with --serve and --decision-file, what to ask the kubelet to evaluate again when the file changes: "pods" (the pods denied since the last change) or "all"`)
 }

@@ -86,6 +86,35 @@ func TestExecDecisionFileIsReadAtEveryCall(t *testing.T) {
 	assert.Equal(t, "ns/pod-a uid=a attempt=1 static=false\nns/pod-a uid=a attempt=1 static=false\nns/pod-b uid=b attempt=1 static=false\n", string(calls))
 }
 
+// TestExecDenyImages: an image rule judges the pod whole, so an update
+// that adds a container of a denied image is denied, and the log says it
+// was an update.
+func TestExecDenyImages(t *testing.T) {
+	dir := tempDir(t)
+	log := filepath.Join(dir, "calls.log")
+	p := execPlugin(t, "--mode=allow", "--deny-images=registry.example/evil:1,registry.example/evil:2", "--log-file="+log)
+
+	allowed := request("call-1", "a")
+	allowed.Pod.Spec.Containers = []corev1.Container{{Name: "app", Image: "registry.example/app:1"}}
+	resp, err := p.Admit(context.Background(), allowed)
+	require.NoError(t, err)
+	assert.True(t, resp.Allowed)
+
+	update := request("call-2", "a")
+	update.Pod.Spec = *allowed.Pod.Spec.DeepCopy()
+	update.Pod.Spec.EphemeralContainers = []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: "debug", Image: "registry.example/evil:2"}}}
+	update.Operation, update.OldPod = podadmissionv1alpha1.OperationUpdate, allowed.Pod
+	resp, err = p.Admit(context.Background(), update)
+	require.NoError(t, err)
+	assert.False(t, resp.Allowed)
+	assert.Equal(t, "ImageNotAllowed", resp.Reason)
+	assert.Equal(t, `image "registry.example/evil:2" is not allowed on this node`, resp.Message)
+
+	calls, err := os.ReadFile(log)
+	require.NoError(t, err)
+	assert.Equal(t, "ns/pod-a uid=a attempt=1 static=false\nns/pod-a uid=a attempt=1 static=false operation=Update\n", string(calls))
+}
+
 func TestBadFlags(t *testing.T) {
 	bin, err := build.Binary()
 	require.NoError(t, err)

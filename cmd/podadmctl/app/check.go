@@ -28,6 +28,7 @@ const (
 
 type checkOptions struct {
 	filename   string
+	oldFile    string
 	configPath string
 	binDir     string
 	static     bool
@@ -52,11 +53,17 @@ The pod gets what the API server and the kubelet give it before plugins see
 it: defaults, namespace "default" if none, a uid, spec.nodeName; with --static,
 the name suffix, annotations and toleration of a static pod.
 
+With --old, the request is an Update, as the kubelet sends it for a running
+pod whose containers changed (an ephemeral container added, an image
+replaced): -f is the pod as it would run, --old the pod as the plugins
+admitted it.
+
 Exit status: 0 admitted, 1 rejected (blocked or failed), 2 error.`,
 		Example: `  podadmctl check -f pod.yaml
   podadmctl check -f pod.yaml --config examples/pod-admission --bin-dir _output/bin -o json
   kubectl get pod web -o yaml | podadmctl check -f -
-  podadmctl check -f /etc/kubernetes/manifests/etcd.yaml --static`,
+  podadmctl check -f /etc/kubernetes/manifests/etcd.yaml --static
+  kubectl debug web --profile=sysadmin --image=busybox -o yaml --dry-run=server | podadmctl check -f - --old web.yaml`,
 		Args: exactArgs(0, "no arguments (the pod comes from -f)"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return o.run(cmd.Context(), s)
@@ -64,6 +71,7 @@ Exit status: 0 admitted, 1 rejected (blocked or failed), 2 error.`,
 	}
 	flags := cmd.Flags()
 	flags.StringVarP(&o.filename, "filename", "f", "", `pod manifest (YAML or JSON, one v1 Pod); "-" reads stdin`)
+	flags.StringVar(&o.oldFile, "old", "", "the pod as the plugins admitted it (YAML or JSON): check sends an Update, with -f the pod as it would run")
 	flags.StringVar(&o.configPath, "config", defaultConfigPath, "the kubelet's --pod-admission-plugin-config: a configuration file or directory")
 	flags.StringVar(&o.binDir, "bin-dir", defaultBinDir, "the kubelet's --pod-admission-plugin-bin-dir: where the Exec plugins' executables are")
 	flags.BoolVar(&o.static, "static", false, "evaluate the pod as a static pod (from --pod-manifest-path)")
@@ -78,6 +86,10 @@ func (o *checkOptions) run(ctx context.Context, s streams) error {
 		return usageError(err)
 	}
 	pod, err := o.readPod(s)
+	if err != nil {
+		return usageError(err)
+	}
+	oldPod, err := o.readOldPod(pod)
 	if err != nil {
 		return usageError(err)
 	}
@@ -107,6 +119,7 @@ func (o *checkOptions) run(ctx context.Context, s streams) error {
 	}
 	result := chain.Evaluate(ctx, podadmission.EvaluationRequest{
 		Pod:        pod,
+		OldPod:     oldPod,
 		Node:       podadmissionv1alpha1.NodeInfo{Name: o.nodeName, Labels: o.nodeLabels},
 		AllPlugins: true,
 	})
@@ -114,7 +127,7 @@ func (o *checkOptions) run(ctx context.Context, s streams) error {
 		return fmt.Errorf("interrupted: %w", err)
 	}
 
-	report := newCheckReport(pod, o.static, &result)
+	report := newCheckReport(pod, o.static, oldPod != nil, &result)
 	switch o.output {
 	case "json":
 		err = report.printJSON(s.out)
@@ -171,6 +184,34 @@ func (o *checkOptions) readPod(s streams) (*v1.Pod, error) {
 		return nil, err
 	}
 	return podAsNodeSees(name, pod, o.nodeName, o.static)
+}
+
+// readOldPod reads --old, the same pod as pod as the plugins admitted it;
+// nil without --old.
+func (o *checkOptions) readOldPod(pod *v1.Pod) (*v1.Pod, error) {
+	if o.oldFile == "" {
+		return nil, nil
+	}
+	f, err := os.Open(o.oldFile)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	old, err := readPod(o.oldFile, f)
+	if err != nil {
+		return nil, err
+	}
+	if old.UID == "" {
+		old.UID = pod.UID
+	}
+	if old, err = podAsNodeSees(o.oldFile, old, o.nodeName, o.static); err != nil {
+		return nil, err
+	}
+	if old.Namespace != pod.Namespace || old.Name != pod.Name || old.UID != pod.UID {
+		return nil, fmt.Errorf("--old %s is pod %s/%s (uid %s), not the pod of -f, %s/%s (uid %s)",
+			o.oldFile, old.Namespace, old.Name, old.UID, pod.Namespace, pod.Name, pod.UID)
+	}
+	return old, nil
 }
 
 // checkBinDir says which Exec plugins need the bin dir when it does not

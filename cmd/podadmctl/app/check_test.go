@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -163,4 +164,36 @@ func TestVersionStampedByTheBuild(t *testing.T) {
 	got, err := exec.Command(out, "version").CombinedOutput()
 	require.NoError(t, err, string(got))
 	assert.Regexp(t, `^podadmctl v1\.37\.2\+podadmission\.9 \(commit abc123, `, string(got))
+}
+
+// TestCheckUpdate: with --old, check sends an Update, as the kubelet does
+// for a running pod whose containers changed; a rejection holds the new
+// containers whatever the rejectionMode.
+func TestCheckUpdate(t *testing.T) {
+	s := newCheckSetup(t, "- name: images\n  type: Exec\n  rejectionMode: Hard\n  args: [--mode=allow, --deny-images=registry.example/evil:1]\n", "images")
+	replaced := writeFile(t, t.TempDir(), "replaced.yaml", strings.Replace(webPod, "registry.example/web:1", "registry.example/evil:1", 1))
+	check := func(pod, old string, args ...string) ctlResult {
+		return podadmctl(t, "", append([]string{"check", "-f", pod, "--old", old, "--config", s.configDir, "--bin-dir", s.binDir, "--node-name", "node-1"}, args...)...)
+	}
+
+	r := check(replaced, s.podFile)
+	assert.Equal(t, ExitRejected, r.code, r.stderr)
+	assert.Contains(t, r.stdout, `default/web: Blocked by plugin "images": the update's new containers are not started, what runs keeps running; re-evaluated until admitted.
+  reason:  ImageNotAllowed
+  message: Pod admission plugin "images" rejected the pod: image "registry.example/evil:1" is not allowed on this node
+`)
+	r = check(replaced, s.podFile, "-o", "json")
+	var report checkReport
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &report), r.stdout)
+	assert.True(t, report.Update)
+	assert.Equal(t, VerdictBlocked, report.Verdict, "an update is held, never failed")
+
+	r = check(s.podFile, s.podFile)
+	assert.Equal(t, ExitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "default/web: Admitted: the update's new containers start.\n")
+
+	other := writeFile(t, t.TempDir(), "other.yaml", strings.Replace(webPod, "name: web\n", "name: other\n", 1))
+	r = check(s.podFile, other)
+	assert.Equal(t, ExitError, r.code)
+	assert.Contains(t, r.stderr, "--old "+other+" is pod default/other")
 }

@@ -30,6 +30,8 @@ type checkReport struct {
 	// Pod is namespace/name as the kubelet names the pod.
 	Pod    string `json:"pod"`
 	Static bool   `json:"static"`
+	// Update: the request was an Update of a running pod (--old).
+	Update bool `json:"update,omitempty"`
 	// Admitted says whether the pod starts.
 	Admitted bool `json:"admitted"`
 	// Verdict is Admitted, Blocked or Rejected.
@@ -70,17 +72,20 @@ type pluginReport struct {
 	latency time.Duration
 }
 
-func newCheckReport(pod *v1.Pod, static bool, result *podadmission.ChainResult) *checkReport {
+func newCheckReport(pod *v1.Pod, static, update bool, result *podadmission.ChainResult) *checkReport {
 	r := &checkReport{
 		Pod:      pod.Namespace + "/" + pod.Name,
 		Static:   static,
+		Update:   update,
 		Admitted: result.Admitted(),
 		Verdict:  VerdictAdmitted,
 		Plugins:  []pluginReport{},
 	}
 	if d := result.Rejection; d != nil {
 		r.Verdict = VerdictBlocked
-		if d.Plugin.RejectionMode == configv1alpha1.RejectionModeHard {
+		// A rejected update is held whatever the rejectionMode: failing
+		// the pod would stop what runs.
+		if d.Plugin.RejectionMode == configv1alpha1.RejectionModeHard && !update {
 			r.Verdict = VerdictRejected
 		}
 		r.RejectedBy = d.Plugin.Name
@@ -151,6 +156,15 @@ func (r *checkReport) printTable(w io.Writer) error {
 			return err
 		}
 		fmt.Fprintln(w)
+	}
+	switch {
+	case r.Update && r.Verdict == VerdictAdmitted:
+		_, err := fmt.Fprintf(w, "%s: Admitted: the update's new containers start.\n", r.Pod)
+		return err
+	case r.Update:
+		_, err := fmt.Fprintf(w, "%s: Blocked by plugin %q: the update's new containers are not started, what runs keeps running; re-evaluated until admitted.\n  reason:  %s\n  message: %s\n",
+			r.Pod, r.RejectedBy, r.Reason, r.Message)
+		return err
 	}
 	switch r.Verdict {
 	case VerdictAdmitted:

@@ -108,6 +108,11 @@ type EvaluationRequest struct {
 	// Pod is the pod to admit. It is sent to plugins as is; it is not
 	// modified.
 	Pod *v1.Pod
+	// OldPod makes the request an Update: it is the pod as the plugins
+	// admitted it, and Pod the pod with the containers the kubelet would
+	// start only if the update is admitted. nil for a pod's first
+	// admission (a Create).
+	OldPod *v1.Pod
 	// Node describes the node in the requests.
 	Node podadmissionv1alpha1.NodeInfo
 	// Attempt returns the attempt number to send to a plugin; nil sends 1.

@@ -42,6 +42,10 @@ func (p *chainPlugin) evaluate(ctx context.Context, req EvaluationRequest, stati
 		Static:   static,
 		Attempt:  decision.Attempt,
 	}
+	if req.OldPod != nil {
+		// A Create leaves the operation out (see its documentation).
+		request.Operation, request.OldPod = podadmissionv1alpha1.OperationUpdate, req.OldPod
+	}
 
 	start := time.Now()
 	resp, err := p.call(ctx, request)
@@ -168,12 +172,20 @@ func PluginStderr(err error) string {
 	return transport.Stderr(err)
 }
 
+// operation names what req is for in log lines.
+func operation(req *podadmissionv1alpha1.PodAdmissionRequest) podadmissionv1alpha1.Operation {
+	if req.Operation == "" {
+		return podadmissionv1alpha1.OperationCreate
+	}
+	return req.Operation
+}
+
 // logDecision logs one call: failures as errors, rejections at V(2), the
 // rest at V(4).
 func logDecision(logger klog.Logger, pod *v1.Pod, req *podadmissionv1alpha1.PodAdmissionRequest, d *PluginDecision) {
 	switch d.Outcome {
 	case OutcomeFailed, OutcomeFailureIgnored:
-		kv := []any{"pod", klog.KObj(pod), "podUID", pod.UID, "plugin", d.Plugin.Name, "requestUID", req.UID,
+		kv := []any{"pod", klog.KObj(pod), "podUID", pod.UID, "plugin", d.Plugin.Name, "requestUID", req.UID, "operation", operation(req),
 			"failurePolicy", d.Plugin.FailurePolicy, "attempt", d.Attempt, "latency", d.Latency}
 		// A stopped call's message is the chain's; what the transport
 		// said of it is for the log.
@@ -189,12 +201,12 @@ func logDecision(logger klog.Logger, pod *v1.Pod, req *podadmissionv1alpha1.PodA
 		// Checked first: the arguments cost allocations even when the
 		// line is not written.
 		if v := logger.V(2); v.Enabled() {
-			v.Info("Pod admission plugin rejected pod", "pod", klog.KObj(pod), "podUID", pod.UID, "plugin", d.Plugin.Name, "requestUID", req.UID,
+			v.Info("Pod admission plugin rejected pod", "pod", klog.KObj(pod), "podUID", pod.UID, "plugin", d.Plugin.Name, "requestUID", req.UID, "operation", operation(req),
 				"reason", d.Reason, "message", d.Message, "attempt", d.Attempt, "latency", d.Latency)
 		}
 	default:
 		if v := logger.V(4); v.Enabled() {
-			v.Info("Pod admission plugin admitted pod", "pod", klog.KObj(pod), "podUID", pod.UID, "plugin", d.Plugin.Name, "requestUID", req.UID,
+			v.Info("Pod admission plugin admitted pod", "pod", klog.KObj(pod), "podUID", pod.UID, "plugin", d.Plugin.Name, "requestUID", req.UID, "operation", operation(req),
 				"attempt", d.Attempt, "latency", d.Latency)
 		}
 	}

@@ -15,7 +15,13 @@
 //     order); a plugin whose match section excludes the pod is skipped. The
 //     first rejection decides; the pod passes when every matching plugin
 //     admits it. Admission is sticky: an admitted pod is never evaluated
-//     again.
+//     again as a whole.
+//   - AdmitContainers runs at every sync of an admitted pod, before the
+//     runtime: a container whose spec the plugins have not admitted (an
+//     ephemeral container added, an image replaced) goes to them as one
+//     Update for the pod. Until they admit it the runtime gets the pod as
+//     admitted, so nothing new starts and nothing running stops; an
+//     admitted update is sticky (a checkpoint in Options.StateDir).
 //   - A plugin that cannot answer (timeout, crash, bad response, socket
 //     gone) rejects the pod under failurePolicy Fail and is skipped, with a
 //     Warning event on the pod, under Ignore.

@@ -39,7 +39,6 @@ func (m *Manager) collectGarbage(ctx context.Context) {
 	}
 
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	forgotten := 0
 	for uid, st := range m.pods {
 		if active.Has(uid) || !st.lastSeen.Before(listedAt) {
@@ -48,10 +47,19 @@ func (m *Manager) collectGarbage(ctx context.Context) {
 		if st.blocked {
 			blockedPods.Dec()
 		}
+		if st.update != nil {
+			heldContainers.Add(-float64(len(st.update.changes)))
+		}
+		if st.containers != nil {
+			m.admittedChanged()
+		}
 		delete(m.pods, uid)
 		forgotten++
 	}
+	remaining := len(m.pods)
+	m.mu.Unlock()
 	if forgotten > 0 {
-		klog.FromContext(ctx).V(4).Info("Pod admission forgot pods that are gone", "pods", forgotten, "remaining", len(m.pods))
+		klog.FromContext(ctx).V(4).Info("Pod admission forgot pods that are gone", "pods", forgotten, "remaining", remaining)
+		m.saveAdmitted(ctx)
 	}
 }

@@ -61,6 +61,12 @@ type Options struct {
 	// Clock is the clock of back-off, escalation and periodic work; the
 	// real clock when nil. Plugin call timeouts use real time.
 	Clock clock.WithTicker
+	// StateDir is a directory the Manager keeps state that must survive a
+	// kubelet restart in; the kubelet passes <root-dir>/pod-admission.
+	// Created if missing (0700); it must be root's and not group or world
+	// writable, like the configuration. Optional: without it, nothing
+	// outlives the Manager.
+	StateDir string
 
 	// newPlugin creates the transports; newTransport when nil. Only this
 	// package's tests set it, to call plugins in process.
@@ -87,6 +93,10 @@ type Manager struct {
 
 	mu   sync.Mutex
 	pods map[types.UID]*podState
+	// admittedGen counts the changes of the pods' records of admitted
+	// containers, which store keeps (nil without Options.StateDir).
+	admittedGen uint64
+	store       *admittedStore
 	// waker wakes held pods; nil until Start.
 	waker *podWaker
 
@@ -134,6 +144,12 @@ func NewManager(opts Options) (*Manager, error) {
 	}
 	if m.clock == nil {
 		m.clock = clock.RealClock{}
+	}
+	if opts.StateDir != "" {
+		if m.store, err = newAdmittedStore(opts.StateDir); err != nil {
+			return nil, err
+		}
+		m.restoreAdmitted(klog.Background())
 	}
 	chain, err := newChainReusing(cfg, nil, opts.newPlugin, opts.BinDir, &m.plugins)
 	if err != nil {
@@ -205,7 +221,8 @@ func (m *Manager) goRun(f func()) {
 }
 
 // SoftAdmit decides whether a pod that has not started may start. Admit
-// true is final: the pod is never evaluated again. Otherwise terminal says
+// true is final: the pod is never evaluated again as a whole (a later
+// change of its containers goes to AdmitContainers). Otherwise terminal says
 // whether the kubelet fails the pod (a Hard rejection, or a soft one past
 // its plugin's maxBlockedDuration) or keeps it Pending with the result's
 // reason and message. Until a blocked pod is due again it returns the last
@@ -263,7 +280,6 @@ func (m *Manager) SoftAdmit(ctx context.Context, attrs *lifecycle.PodAdmitAttrib
 	m.recordIgnoredFailures(pod, &result)
 
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	for _, d := range result.Decisions {
 		if d.Attempt > 0 {
 			st.attempts[d.Plugin.Name] = d.Attempt
@@ -271,8 +287,11 @@ func (m *Manager) SoftAdmit(ctx context.Context, attrs *lifecycle.PodAdmitAttrib
 	}
 	if result.Admitted() {
 		m.admit(ctx, pod, st)
+		m.mu.Unlock()
+		m.saveAdmitted(ctx)
 		return lifecycle.PodAdmitResult{Admit: true}, false
 	}
+	defer m.mu.Unlock()
 	return m.reject(ctx, pod, st, result.Rejection)
 }
 
@@ -302,7 +321,8 @@ func (m *Manager) admit(ctx context.Context, pod *v1.Pod, st *podState) {
 			"blockedFor", m.clock.Since(st.heldSince), "blockedBy", st.blockedBy)
 	}
 	recordHoldEnd(st.blockedBy, st.heldSince, m.clock.Now())
-	*st = podState{pod: st.pod, admitted: true, lastSeen: st.lastSeen}
+	*st = podState{pod: st.pod, admitted: true, containers: admittedImagesOf(pod), lastSeen: st.lastSeen}
+	m.admittedChanged()
 }
 
 // reject records a rejection of pod by decision d; m.mu is held.

@@ -60,6 +60,13 @@ var (
 		StabilityLevel: metrics.ALPHA,
 	})
 
+	heldContainers = metrics.NewGauge(&metrics.GaugeOpts{
+		Subsystem:      metricsSubsystem,
+		Name:           "pod_admission_held_containers",
+		Help:           "Containers of admitted pods the kubelet does not start now because pod admission plugins have not admitted the update that adds or changes them (an ephemeral container, a replaced image).",
+		StabilityLevel: metrics.ALPHA,
+	})
+
 	holdDuration = metrics.NewHistogramVec(&metrics.HistogramOpts{
 		Subsystem: metricsSubsystem,
 		Name:      "pod_admission_hold_duration_seconds",
@@ -120,6 +127,6 @@ var registerMetricsOnce sync.Once
 // pluginMetrics keep the series they look up.
 func registerMetrics() {
 	registerMetricsOnce.Do(func() {
-		legacyregistry.MustRegister(pluginDuration, decisionsTotal, blockedPods, holdDuration, configReloadsTotal)
+		legacyregistry.MustRegister(pluginDuration, decisionsTotal, blockedPods, heldContainers, holdDuration, configReloadsTotal)
 	})
 }

@@ -17,6 +17,7 @@ func resetMetrics() {
 	pluginDuration.Reset()
 	decisionsTotal.Reset()
 	blockedPods.Set(0)
+	heldContainers.Set(0)
 	holdDuration.Reset()
 	configReloadsTotal.Reset()
 }

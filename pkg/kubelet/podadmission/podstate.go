@@ -1,6 +1,7 @@
 package podadmission
 
 import (
+	"slices"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -24,15 +25,28 @@ const (
 )
 
 // podState is what the Manager remembers about one pod it has seen in
-// SoftAdmit, until the pod is gone from the kubelet. What must survive a
-// kubelet restart (when the hold began, that the pod was admitted) is in
-// the pod's PodAdmitted condition, which the kubelet writes; a new Manager
-// starts from it.
+// SoftAdmit or AdmitContainers, until the pod is gone from the kubelet.
+// What must survive a kubelet restart about a pod's first admission (when
+// the hold began, that the pod was admitted) is in the pod's PodAdmitted
+// condition, which the kubelet writes; a new Manager starts from it. What
+// the plugins admitted of an admitted pod's containers is in the Manager's
+// checkpoint (Options.StateDir).
+//
+// Once the pod is admitted, the hold fields (result, heldSince, blockedBy,
+// nextEvaluation, reevaluate, attempts) are those of its held update, if
+// it has one.
 type podState struct {
 	// pod names the pod in log lines.
 	pod klog.ObjectRef
-	// admitted is sticky: the pod is never evaluated again.
+	// admitted is sticky: the pod is never evaluated again as a whole.
 	admitted bool
+	// containers is what the plugins admitted of an admitted pod's
+	// containers; an admitted update adds to it.
+	containers admittedImages
+	// update is a change of an admitted pod's containers that the plugins
+	// have not admitted: the kubelet runs the pod without it. nil when the
+	// pod runs as it is.
+	update *heldUpdate
 	// terminal: the pod was rejected for good and the kubelet fails it.
 	terminal bool
 	// result is the decision for a blocked or terminal pod, returned
@@ -72,6 +86,28 @@ func newPodState(pod *v1.Pod) *podState {
 		st.heldSince = c.LastTransitionTime.Time
 	}
 	return st
+}
+
+// heldUpdate is a change of an admitted pod's containers the plugins have
+// not admitted yet.
+type heldUpdate struct {
+	// changes are the containers the change would start.
+	changes []changedContainer
+	// rejected: the plugins rejected it, and the pod's result is their
+	// decision; false while no evaluation decided (it was interrupted, or
+	// the Manager is stopped).
+	rejected bool
+}
+
+// sameChanges says whether changes are the ones u holds.
+func (u *heldUpdate) sameChanges(changes []changedContainer) bool {
+	return slices.EqualFunc(u.changes, changes, func(a, b changedContainer) bool { return a.equal(&b) })
+}
+
+// awaitsDecision says whether the pod, or an update of it, waits for the
+// plugins: a push or a reload may have it evaluated again.
+func (s *podState) awaitsDecision() bool {
+	return !s.terminal && (!s.admitted || s.update != nil)
 }
 
 // dueForEvaluation says whether a blocked pod's back-off has expired or a

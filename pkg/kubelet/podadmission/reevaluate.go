@@ -50,7 +50,7 @@ func (m *Manager) reevaluate(ctx context.Context, plugin string, r transport.Ree
 	defer m.mu.Unlock()
 	marked := 0
 	mark := func(uid types.UID, st *podState) {
-		if st.admitted || st.terminal {
+		if !st.awaitsDecision() {
 			return
 		}
 		marked++

@@ -174,3 +174,48 @@ func CheckPodCgroups(pod *corev1.Pod) error {
 	}
 	return nil
 }
+
+// BurstableCPUShares is the CPU weight the kubelet gave the burstable QoS
+// cgroup, as cgroup v1 cpu.shares: the kubelet sets it from the sum of the
+// CPU requests of the burstable pods it counts as active (a cgroup v2
+// cpu.weight is converted back the way the kubelet converts shares to it).
+func BurstableCPUShares() (uint64, error) {
+	mounts, err := cgroupMounts()
+	if err != nil {
+		return 0, err
+	}
+	parent := QoSCgroupParent(corev1.PodQOSBurstable)
+	for _, m := range mounts {
+		file := "cpu.shares"
+		if m.V2 {
+			file = "cpu.weight"
+		}
+		data, err := os.ReadFile(filepath.Join(m.Path, parent, file))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		} else if err != nil {
+			return 0, err
+		}
+		var value uint64
+		if _, err := fmt.Sscanf(strings.TrimSpace(string(data)), "%d", &value); err != nil {
+			return 0, fmt.Errorf("%s: %w", filepath.Join(m.Path, parent, file), err)
+		}
+		if m.V2 {
+			// The inverse of the kubelet's CpuSharesToCpuWeight:
+			// weight = 1 + (shares-2)*9999/262142.
+			return 2 + (value-1)*262142/9999, nil
+		}
+		return value, nil
+	}
+	return 0, fmt.Errorf("no hierarchy has %s/cpu.shares or cpu.weight", parent)
+}
+
+// MilliCPUToShares is the kubelet's conversion of CPU requests to cgroup v1
+// cpu.shares (at least 2).
+func MilliCPUToShares(milliCPU int64) uint64 {
+	shares := uint64(milliCPU) * 1024 / 1000
+	if shares < 2 {
+		return 2
+	}
+	return shares
+}

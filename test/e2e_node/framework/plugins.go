@@ -101,6 +101,8 @@ type PluginCall struct {
 	Namespace, Name, UID string
 	Attempt              string
 	Static               bool
+	// Update: the call was an update of an admitted pod.
+	Update bool
 }
 
 // ReadPluginLog parses a test plugin's --log-file; a missing file means no
@@ -116,9 +118,10 @@ func ReadPluginLog(path string) ([]PluginCall, error) {
 	var calls []PluginCall
 	scanner := bufio.NewScanner(f)
 	for scanner.Scan() {
-		// "<namespace>/<name> uid=<uid> attempt=<n> static=<bool>"
+		// "<namespace>/<name> uid=<uid> attempt=<n> static=<bool>[ operation=Update]"
 		fields := strings.Fields(scanner.Text())
-		if len(fields) != 4 {
+		update := len(fields) == 5 && fields[4] == "operation=Update"
+		if len(fields) != 4 && !update {
 			return nil, fmt.Errorf("%s: unexpected line %q", path, scanner.Text())
 		}
 		ns, name, _ := strings.Cut(fields[0], "/")
@@ -128,6 +131,7 @@ func ReadPluginLog(path string) ([]PluginCall, error) {
 			UID:       strings.TrimPrefix(fields[1], "uid="),
 			Attempt:   strings.TrimPrefix(fields[2], "attempt="),
 			Static:    fields[3] == "static=true",
+			Update:    update,
 		})
 	}
 	return calls, scanner.Err()

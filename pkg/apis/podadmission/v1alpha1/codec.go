@@ -47,6 +47,10 @@ func DecodeRequest(data []byte) (*PodAdmissionRequest, error) {
 	if errs := ValidateRequest(req); len(errs) > 0 {
 		return nil, fmt.Errorf("invalid request: %w", errs.ToAggregate())
 	}
+	if req.Operation == "" {
+		// The kubelet leaves Create out (see Operation).
+		req.Operation = OperationCreate
+	}
 	return req, nil
 }
 

@@ -35,6 +35,35 @@ func TestEncodeRequestWritesTheRequestAsItIs(t *testing.T) {
 
 	decoded, err := DecodeRequest(data)
 	require.NoError(t, err)
+	req.Operation = OperationCreate
+	assert.Equal(t, req, decoded, "a request without an operation is a Create")
+}
+
+// TestCreateRequestIsWhatPluginsBuiltBeforeUpdatesAccept: the kubelet
+// leaves the operation of a Create out, so a plugin whose strict decoding
+// predates the field still decides on pods' first admissions.
+func TestCreateRequestIsWhatPluginsBuiltBeforeUpdatesAccept(t *testing.T) {
+	req := testRequest()
+	req.TypeMeta = RequestTypeMeta()
+	data, err := EncodeRequest(req)
+	require.NoError(t, err)
+	assert.NotContains(t, string(data), `"operation"`)
+	assert.NotContains(t, string(data), `"oldPod"`)
+}
+
+func TestUpdateRequestRoundTrips(t *testing.T) {
+	req := testRequest()
+	req.TypeMeta = RequestTypeMeta()
+	req.OldPod = req.Pod.DeepCopy()
+	req.Pod.Spec.EphemeralContainers = []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: "debugger", Image: "busybox"}}}
+	req.Operation = OperationUpdate
+	data, err := EncodeRequest(req)
+	require.NoError(t, err)
+	assert.Contains(t, string(data), `"operation":"Update"`)
+	assert.Contains(t, string(data), `"oldPod":{`)
+
+	decoded, err := DecodeRequest(data)
+	require.NoError(t, err)
 	assert.Equal(t, req, decoded)
 }
 
@@ -220,6 +249,26 @@ func TestDecodeRequestRejects(t *testing.T) {
 		"missing fields": {
 			data:    `{"apiVersion":"` + apiVersion + `","kind":"PodAdmissionRequest"}`,
 			wantErr: `invalid request: [uid: Required value, pod: Required value, attempt: Invalid value: 0: must be at least 1]`,
+		},
+		"unknown operation": {
+			data:    `{"apiVersion":"` + apiVersion + `","kind":"PodAdmissionRequest","uid":"req-1","pod":{},"attempt":1,"operation":"Delete"}`,
+			wantErr: `invalid request: operation: Unsupported value: "Delete": supported values: "Create", "Update"`,
+		},
+		"update without the old pod": {
+			data:    `{"apiVersion":"` + apiVersion + `","kind":"PodAdmissionRequest","uid":"req-1","pod":{},"attempt":1,"operation":"Update"}`,
+			wantErr: `invalid request: oldPod: Required value: an Update carries the pod as it was admitted`,
+		},
+		"update of another pod": {
+			data:    `{"apiVersion":"` + apiVersion + `","kind":"PodAdmissionRequest","uid":"req-1","pod":{"metadata":{"uid":"p1"}},"oldPod":{"metadata":{"uid":"p2"}},"attempt":1,"operation":"Update"}`,
+			wantErr: `invalid request: oldPod.metadata.uid: Invalid value: "p2": must be the pod's uid "p1"`,
+		},
+		"create with an old pod": {
+			data:    `{"apiVersion":"` + apiVersion + `","kind":"PodAdmissionRequest","uid":"req-1","pod":{},"oldPod":{},"attempt":1}`,
+			wantErr: `invalid request: oldPod: Forbidden: only an Update carries the pod as it was admitted`,
+		},
+		"unknown field in the old pod": {
+			data:    `{"apiVersion":"` + apiVersion + `","kind":"PodAdmissionRequest","uid":"req-1","pod":{},"oldPod":{"spec":{"futureField":true}},"attempt":1,"operation":"Update"}`,
+			wantErr: `invalid request: unknown field "oldPod.spec.futureField"`,
 		},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -12,10 +12,16 @@ import (
 // An Exec plugin reads it as JSON on stdin; a GRPC plugin receives the same
 // fields in an AdmitRequest (package pkg/apis/podadmission/grpc/v1alpha1).
 //
-// The kubelet sends a request for a pod that has not started yet: before its
-// sandbox is created, its volumes are mounted or its images are pulled. Once
-// every plugin has admitted a pod it is never sent again, so a plugin can
-// never stop a running pod.
+// The kubelet sends a request for a pod that has not started yet (operation
+// Create): before its sandbox is created, its volumes are mounted or its
+// images are pulled. Once every plugin has admitted a pod it is never sent
+// again as a whole, so a plugin can never stop a running pod. But when a
+// container of an admitted pod changes so that the kubelet would start
+// something the plugins have not admitted (an ephemeral container added, a
+// container's image replaced), the kubelet sends the pod again, before it
+// starts that container, as an Update with the pod as the plugins admitted
+// it in oldPod. A rejected update holds the new containers only: the pod's
+// running containers keep running as they were admitted.
 type PodAdmissionRequest struct {
 	// apiVersion is podadmission.kubelet.k8s.io/v1alpha1 and kind is
 	// PodAdmissionRequest. A plugin must answer with the same apiVersion.
@@ -39,9 +45,39 @@ type PodAdmissionRequest struct {
 	Static bool `json:"static"`
 
 	// attempt counts the evaluations of this pod by this plugin, starting at
-	// 1, so a plugin can tell a first sight from a retry.
+	// 1, so a plugin can tell a first sight from a retry. An update counts
+	// its own attempts, from 1.
 	Attempt int32 `json:"attempt"`
+
+	// operation is Create for a pod's first admission and Update for a
+	// change of an admitted pod. The kubelet leaves it out for Create, so
+	// that a plugin built before the field existed keeps deciding on every
+	// pod's first admission (such a plugin fails on an Update, whose
+	// oldPod it does not know: the update is held, fail closed); the SDK's
+	// decoding sets Create then.
+	// +optional
+	Operation Operation `json:"operation,omitempty"`
+
+	// oldPod is, for an Update, the pod as the plugins admitted it: pod
+	// with each container at the image the plugins admitted and without
+	// the ephemeral containers they have not admitted yet. Every container
+	// of pod that differs from oldPod is one the kubelet would start only
+	// if this update is admitted. A plugin that ignores oldPod judges pod
+	// whole, which is what it does at creation. Unset for Create.
+	// +optional
+	OldPod *corev1.Pod `json:"oldPod,omitempty"`
 }
+
+// Operation says what a PodAdmissionRequest is for.
+type Operation string
+
+const (
+	// OperationCreate is a pod's first admission: nothing of it runs yet.
+	OperationCreate Operation = "Create"
+	// OperationUpdate is a change of an admitted pod that would make the
+	// kubelet start a container the plugins have not admitted.
+	OperationUpdate Operation = "Update"
+)
 
 // NodeInfo describes the node in a PodAdmissionRequest.
 type NodeInfo struct {

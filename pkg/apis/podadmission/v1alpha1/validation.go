@@ -92,5 +92,21 @@ func ValidateRequest(req *PodAdmissionRequest) field.ErrorList {
 	if req.Attempt < 1 {
 		errs = append(errs, field.Invalid(field.NewPath("attempt"), req.Attempt, "must be at least 1"))
 	}
+	oldPodPath := field.NewPath("oldPod")
+	switch req.Operation {
+	case "", OperationCreate:
+		if req.OldPod != nil {
+			errs = append(errs, field.Forbidden(oldPodPath, "only an Update carries the pod as it was admitted"))
+		}
+	case OperationUpdate:
+		switch {
+		case req.OldPod == nil:
+			errs = append(errs, field.Required(oldPodPath, "an Update carries the pod as it was admitted"))
+		case req.Pod != nil && req.OldPod.UID != req.Pod.UID:
+			errs = append(errs, field.Invalid(oldPodPath.Child("metadata", "uid"), shorten(string(req.OldPod.UID)), "must be the pod's uid "+quote(string(req.Pod.UID))))
+		}
+	default:
+		errs = append(errs, field.NotSupported(field.NewPath("operation"), shorten(string(req.Operation)), []Operation{OperationCreate, OperationUpdate}))
+	}
 	return errs
 }

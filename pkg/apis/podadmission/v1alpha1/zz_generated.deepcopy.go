@@ -44,6 +44,11 @@ func (in *PodAdmissionRequest) DeepCopyInto(out *PodAdmissionRequest) {
 		(*in).DeepCopyInto(*out)
 	}
 	in.Node.DeepCopyInto(&out.Node)
+	if in.OldPod != nil {
+		in, out := &in.OldPod, &out.OldPod
+		*out = new(v1.Pod)
+		(*in).DeepCopyInto(*out)
+	}
 	return
 }
 

@@ -48,8 +48,9 @@ func request(uid types.UID) *podadmissionv1alpha1.PodAdmissionRequest {
 			Labels:   map[string]string{"zone": "a"},
 			NodeInfo: corev1.NodeSystemInfo{KernelVersion: "6.1.0"},
 		},
-		Static:  true,
-		Attempt: 2,
+		Operation: podadmissionv1alpha1.OperationCreate,
+		Static:    true,
+		Attempt:   2,
 	}
 }
 

@@ -42,7 +42,14 @@ type AdmitRequest struct {
 	// static is true when the pod comes from a static manifest.
 	Static bool `protobuf:"varint,4,opt,name=static,proto3" json:"static,omitempty"`
 	// attempt counts the evaluations of this pod by this plugin, from 1.
-	Attempt       int32 `protobuf:"varint,5,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	Attempt int32 `protobuf:"varint,5,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	// operation is "Update" for a change of an admitted pod, and empty (or
+	// "Create") for its first admission. A plugin that does not read it
+	// judges pod whole, as at creation.
+	Operation string `protobuf:"bytes,6,opt,name=operation,proto3" json:"operation,omitempty"`
+	// old_pod is, for an Update, the pod as the plugins admitted it, as JSON
+	// of a Kubernetes core/v1 Pod; empty for a Create.
+	OldPod        []byte `protobuf:"bytes,7,opt,name=old_pod,json=oldPod,proto3" json:"old_pod,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -110,6 +117,20 @@ func (x *AdmitRequest) GetAttempt() int32 {
 		return x.Attempt
 	}
 	return 0
+}
+
+func (x *AdmitRequest) GetOperation() string {
+	if x != nil {
+		return x.Operation
+	}
+	return ""
+}
+
+func (x *AdmitRequest) GetOldPod() []byte {
+	if x != nil {
+		return x.OldPod
+	}
+	return nil
 }
 
 // NodeInfo describes the node in an AdmitRequest.
@@ -358,13 +379,15 @@ var File_pkg_apis_podadmission_grpc_v1alpha1_api_proto protoreflect.FileDescript
 
 const file_pkg_apis_podadmission_grpc_v1alpha1_api_proto_rawDesc = "" +
 	"\n" +
-	"-pkg/apis/podadmission/grpc/v1alpha1/api.proto\x12\x15podadmission.v1alpha1\"\x99\x01\n" +
+	"-pkg/apis/podadmission/grpc/v1alpha1/api.proto\x12\x15podadmission.v1alpha1\"\xd0\x01\n" +
 	"\fAdmitRequest\x12\x10\n" +
 	"\x03uid\x18\x01 \x01(\tR\x03uid\x12\x10\n" +
 	"\x03pod\x18\x02 \x01(\fR\x03pod\x123\n" +
 	"\x04node\x18\x03 \x01(\v2\x1f.podadmission.v1alpha1.NodeInfoR\x04node\x12\x16\n" +
 	"\x06static\x18\x04 \x01(\bR\x06static\x12\x18\n" +
-	"\aattempt\x18\x05 \x01(\x05R\aattempt\"\xbb\x01\n" +
+	"\aattempt\x18\x05 \x01(\x05R\aattempt\x12\x1c\n" +
+	"\toperation\x18\x06 \x01(\tR\toperation\x12\x17\n" +
+	"\aold_pod\x18\a \x01(\fR\x06oldPod\"\xbb\x01\n" +
 	"\bNodeInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12C\n" +
 	"\x06labels\x18\x02 \x03(\v2+.podadmission.v1alpha1.NodeInfo.LabelsEntryR\x06labels\x12\x1b\n" +

@@ -13,12 +13,13 @@ import (
 
 // RequestToProto converts a request for a GRPC plugin. The kubelet calls it.
 func RequestToProto(req *podadmissionv1alpha1.PodAdmissionRequest) (*AdmitRequest, error) {
-	var pod []byte
-	if req.Pod != nil {
-		var err error
-		if pod, err = json.Marshal(req.Pod); err != nil {
-			return nil, fmt.Errorf("cannot encode the pod: %w", err)
-		}
+	pod, err := podToProto(req.Pod)
+	if err != nil {
+		return nil, fmt.Errorf("cannot encode the pod: %w", err)
+	}
+	oldPod, err := podToProto(req.OldPod)
+	if err != nil {
+		return nil, fmt.Errorf("cannot encode the old pod: %w", err)
 	}
 	nodeInfo, err := json.Marshal(&req.Node.NodeInfo)
 	if err != nil {
@@ -32,9 +33,31 @@ func RequestToProto(req *podadmissionv1alpha1.PodAdmissionRequest) (*AdmitReques
 			Labels:   req.Node.Labels,
 			NodeInfo: nodeInfo,
 		},
-		Static:  req.Static,
-		Attempt: req.Attempt,
+		Static:    req.Static,
+		Attempt:   req.Attempt,
+		Operation: string(req.Operation),
+		OldPod:    oldPod,
 	}, nil
+}
+
+// podToProto is pod as JSON, nil for no pod.
+func podToProto(pod *corev1.Pod) ([]byte, error) {
+	if pod == nil {
+		return nil, nil
+	}
+	return json.Marshal(pod)
+}
+
+// podFromProto decodes a pod as strictly as DecodeRequest; nil for none.
+func podFromProto(data []byte) (*corev1.Pod, error) {
+	if len(data) == 0 {
+		return nil, nil
+	}
+	pod := &corev1.Pod{}
+	if err := podadmissionv1alpha1.UnmarshalStrict(data, pod, "Pod"); err != nil {
+		return nil, err
+	}
+	return pod, nil
 }
 
 // RequestFromProto converts a request a GRPC plugin received, as strictly as
@@ -42,17 +65,19 @@ func RequestToProto(req *podadmissionv1alpha1.PodAdmissionRequest) (*AdmitReques
 // and the request must pass ValidateRequest. The SDK calls it.
 func RequestFromProto(in *AdmitRequest) (*podadmissionv1alpha1.PodAdmissionRequest, error) {
 	req := &podadmissionv1alpha1.PodAdmissionRequest{
-		UID:     types.UID(in.GetUid()),
-		Static:  in.GetStatic(),
-		Attempt: in.GetAttempt(),
+		UID:       types.UID(in.GetUid()),
+		Static:    in.GetStatic(),
+		Attempt:   in.GetAttempt(),
+		Operation: podadmissionv1alpha1.Operation(in.GetOperation()),
 	}
 	req.APIVersion = podadmissionv1alpha1.SchemeGroupVersion.String()
 	req.Kind = podadmissionv1alpha1.PodAdmissionRequestKind
-	if len(in.GetPod()) > 0 {
-		req.Pod = &corev1.Pod{}
-		if err := podadmissionv1alpha1.UnmarshalStrict(in.GetPod(), req.Pod, "Pod"); err != nil {
-			return nil, fmt.Errorf("invalid request: pod: %w", err)
-		}
+	var err error
+	if req.Pod, err = podFromProto(in.GetPod()); err != nil {
+		return nil, fmt.Errorf("invalid request: pod: %w", err)
+	}
+	if req.OldPod, err = podFromProto(in.GetOldPod()); err != nil {
+		return nil, fmt.Errorf("invalid request: oldPod: %w", err)
 	}
 	if node := in.GetNode(); node != nil {
 		req.Node.Name = node.GetName()
@@ -65,6 +90,9 @@ func RequestFromProto(in *AdmitRequest) (*podadmissionv1alpha1.PodAdmissionReque
 	}
 	if errs := podadmissionv1alpha1.ValidateRequest(req); len(errs) > 0 {
 		return nil, fmt.Errorf("invalid request: %w", errs.ToAggregate())
+	}
+	if req.Operation == "" {
+		req.Operation = podadmissionv1alpha1.OperationCreate
 	}
 	return req, nil
 }

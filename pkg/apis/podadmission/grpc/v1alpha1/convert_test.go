@@ -34,6 +34,22 @@ func TestRequestRoundTrip(t *testing.T) {
 	req := testRequest()
 	in, err := RequestToProto(req)
 	require.NoError(t, err)
+	assert.Empty(t, in.GetOperation(), "a Create leaves the operation out")
+	got, err := RequestFromProto(in)
+	require.NoError(t, err)
+	req.Operation = podadmissionv1alpha1.OperationCreate
+	assert.Equal(t, req, got, "a request without an operation is a Create")
+}
+
+func TestUpdateRequestRoundTrip(t *testing.T) {
+	req := testRequest()
+	req.Operation = podadmissionv1alpha1.OperationUpdate
+	req.OldPod = req.Pod.DeepCopy()
+	req.Pod.Spec.Containers[0].Image = "nginx:2"
+	in, err := RequestToProto(req)
+	require.NoError(t, err)
+	assert.Equal(t, "Update", in.GetOperation())
+	assert.JSONEq(t, `{"metadata":{"namespace":"team-a","name":"web","uid":"pod-1","labels":{"app":"web"}},"spec":{"containers":[{"name":"c","image":"nginx","resources":{}}]},"status":{}}`, string(in.GetOldPod()))
 	got, err := RequestFromProto(in)
 	require.NoError(t, err)
 	assert.Equal(t, req, got)
@@ -55,6 +71,18 @@ func TestRequestFromProtoRejects(t *testing.T) {
 		"node info not an object": {
 			in:      &AdmitRequest{Uid: "call-1", Attempt: 1, Pod: []byte(`{}`), Node: &NodeInfo{NodeInfo: []byte(`[]`)}},
 			wantErr: `invalid request: node.nodeInfo: not a NodeSystemInfo JSON object: json: cannot unmarshal array into Go value of type v1.NodeSystemInfo`,
+		},
+		"unknown old pod field": {
+			in:      &AdmitRequest{Uid: "call-1", Attempt: 1, Pod: []byte(`{}`), Operation: "Update", OldPod: []byte(`{"spec":{"futureField":1}}`)},
+			wantErr: `invalid request: oldPod: unknown field "spec.futureField"`,
+		},
+		"update without the old pod": {
+			in:      &AdmitRequest{Uid: "call-1", Attempt: 1, Pod: []byte(`{}`), Operation: "Update"},
+			wantErr: `invalid request: oldPod: Required value: an Update carries the pod as it was admitted`,
+		},
+		"unknown operation": {
+			in:      &AdmitRequest{Uid: "call-1", Attempt: 1, Pod: []byte(`{}`), Operation: "Patch"},
+			wantErr: `invalid request: operation: Unsupported value: "Patch": supported values: "Create", "Update"`,
 		},
 		"missing fields": {
 			in:      &AdmitRequest{},

@@ -1,0 +1,205 @@
+package podadmission
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	"k8s.io/kubernetes/pkg/kubelet/checkpointmanager"
+	"k8s.io/kubernetes/pkg/kubelet/checkpointmanager/checksum"
+	checkpointerrors "k8s.io/kubernetes/pkg/kubelet/checkpointmanager/errors"
+	utiljson "sigs.k8s.io/json"
+
+	"github.com/podadmission/podadmission/pkg/kubelet/podadmission/trust"
+)
+
+// The checkpoint keeps what the plugins admitted of admitted pods'
+// containers across kubelet restarts, in Options.StateDir, with the
+// kubelet's checkpoint manager (a checksum, a temporary file renamed into
+// place) like the allocation manager's. It matters for what the runtime
+// does not show: a container admitted but not started yet, and the exact
+// image a running container was admitted with while an update of it is
+// held. A lost or stale checkpoint never stops what runs: what the runtime
+// has started counts as admitted (see reconcile).
+
+// AdmittedCheckpointName is the file in Options.StateDir that keeps what the
+// plugins admitted of admitted pods' containers.
+const AdmittedCheckpointName = "admitted_containers_state"
+
+// restoredStateGrace is how long after NewManager the state of a pod
+// restored from the checkpoint is kept although the kubelet does not list
+// it: until the kubelet's pod sources are ready (the API server may be out
+// of reach when it starts) its list of active pods is incomplete.
+const restoredStateGrace = 10 * time.Minute
+
+// admittedCheckpoint is the file's content: Data, the JSON of an
+// admittedCheckpointData, and its checksum.
+type admittedCheckpoint struct {
+	Data     string            `json:"data"`
+	Checksum checksum.Checksum `json:"checksum"`
+}
+
+type admittedCheckpointData struct {
+	// Pods maps a pod's UID to the images the plugins admitted of its
+	// containers.
+	Pods map[types.UID]admittedImages `json:"pods"`
+}
+
+var _ checkpointmanager.Checkpoint = &admittedCheckpoint{}
+
+func (c *admittedCheckpoint) MarshalCheckpoint() ([]byte, error) { return json.Marshal(c) }
+
+func (c *admittedCheckpoint) UnmarshalCheckpoint(blob []byte) error {
+	return strictJSON(blob, c)
+}
+
+func (c *admittedCheckpoint) VerifyChecksum() error { return c.Checksum.Verify(c.Data) }
+
+// strictJSON unmarshals data into obj, failing on unknown or duplicate
+// fields: a file that is not what this code wrote is corrupt.
+func strictJSON(data []byte, obj any) error {
+	strictErrs, err := utiljson.UnmarshalStrict(data, obj)
+	if err != nil {
+		return err
+	}
+	return errors.Join(strictErrs...)
+}
+
+// admittedStore reads and writes the checkpoint.
+type admittedStore struct {
+	path    string
+	manager checkpointmanager.CheckpointManager
+
+	// mu serializes writes; savedGen is the Manager's admittedGen of the
+	// last write.
+	mu       sync.Mutex
+	savedGen uint64
+}
+
+// newAdmittedStore opens the checkpoint in dir, which it creates (0700)
+// and which must be trusted like the configuration: whoever could write it
+// could make the kubelet take a container for admitted.
+func newAdmittedStore(dir string) (*admittedStore, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("pod admission: state directory: %w", err)
+	}
+	if err := trust.CheckDir(dir); err != nil {
+		return nil, fmt.Errorf("pod admission: state directory: %w", err)
+	}
+	manager, err := checkpointmanager.NewCheckpointManager(dir)
+	if err != nil {
+		return nil, fmt.Errorf("pod admission: state directory: %w", err)
+	}
+	return &admittedStore{path: filepath.Join(dir, AdmittedCheckpointName), manager: manager}, nil
+}
+
+// load returns the pods of the checkpoint; none, without an error, when
+// there is no checkpoint yet.
+func (s *admittedStore) load() (map[types.UID]admittedImages, error) {
+	if _, err := os.Lstat(s.path); errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if _, err := trust.CheckFile(s.path); err != nil {
+		return nil, err
+	}
+	var cp admittedCheckpoint
+	if err := s.manager.GetCheckpoint(AdmittedCheckpointName, &cp); err != nil {
+		if errors.Is(err, checkpointerrors.ErrCheckpointNotFound) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("%s: %w", s.path, err)
+	}
+	var data admittedCheckpointData
+	if err := strictJSON([]byte(cp.Data), &data); err != nil {
+		return nil, fmt.Errorf("%s: data: %w", s.path, err)
+	}
+	for uid, images := range data.Pods {
+		if uid == "" || images == nil {
+			return nil, fmt.Errorf("%s: data: pods: an entry without a pod UID or containers", s.path)
+		}
+	}
+	return data.Pods, nil
+}
+
+// save writes pods as the checkpoint, durably: the file is synced by the
+// checkpoint manager, the directory's entry here.
+func (s *admittedStore) save(pods map[types.UID]admittedImages) error {
+	data, err := json.Marshal(admittedCheckpointData{Pods: pods})
+	if err != nil {
+		return err
+	}
+	cp := &admittedCheckpoint{Data: string(data)}
+	cp.Checksum = checksum.New(cp.Data)
+	if err := s.manager.CreateCheckpoint(AdmittedCheckpointName, cp); err != nil {
+		return err
+	}
+	dir, err := os.Open(filepath.Dir(s.path))
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	return dir.Sync()
+}
+
+// restoreAdmitted gives the Manager the pods of the checkpoint, as
+// admitted. A checkpoint it cannot use (corrupt, untrusted) is logged and
+// left out: every pod is then taken as having no record, so what the
+// runtime runs counts as admitted and the rest goes to the plugins.
+func (m *Manager) restoreAdmitted(logger klog.Logger) {
+	pods, err := m.store.load()
+	if err != nil {
+		logger.Error(err, "Pod admission cannot use its checkpoint of admitted containers; it is rewritten from what the kubelet runs. Until then, every container a pod's record would cover counts as admitted only if the runtime has started it as it is in the pod's spec, and ephemeral containers that have not started go to the plugins", "path", m.store.path)
+		return
+	}
+	keepUntil := m.clock.Now().Add(restoredStateGrace)
+	for uid, images := range pods {
+		// lastSeen in the future keeps the state from garbage collection
+		// for restoredStateGrace (see collectGarbage).
+		m.pods[uid] = &podState{admitted: true, containers: images, lastSeen: keepUntil}
+	}
+	logger.V(2).Info("Pod admission restored what the plugins admitted of pods' containers", "path", m.store.path, "pods", len(pods))
+}
+
+// admittedChanged notes that a pod's record changed; m.mu is held.
+func (m *Manager) admittedChanged() { m.admittedGen++ }
+
+// saveAdmitted writes every admitted pod's record, if one changed since
+// the last write; m.mu is not held. Writers that come while one writes
+// are served by the next write, which has their changes. A failure is
+// logged: the runtime still tells what it started.
+func (m *Manager) saveAdmitted(ctx context.Context) {
+	if m.store == nil {
+		return
+	}
+	m.mu.Lock()
+	gen := m.admittedGen
+	m.mu.Unlock()
+
+	m.store.mu.Lock()
+	defer m.store.mu.Unlock()
+	if m.store.savedGen >= gen {
+		return
+	}
+	m.mu.Lock()
+	gen = m.admittedGen
+	pods := make(map[types.UID]admittedImages, len(m.pods))
+	for uid, st := range m.pods {
+		if st.admitted && st.containers != nil {
+			pods[uid] = st.containers
+		}
+	}
+	m.mu.Unlock()
+	// The records are never modified, only replaced: no copy needed.
+	if err := m.store.save(pods); err != nil {
+		klog.FromContext(ctx).Error(err, "Pod admission cannot write its checkpoint of admitted containers", "path", m.store.path)
+		return
+	}
+	m.store.savedGen = gen
+}
