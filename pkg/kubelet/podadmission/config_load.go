@@ -38,7 +38,7 @@ type Config struct {
 	Hash string
 
 	// snapshot is what the files were when they were read: the reload
-	// compares it with the files now (see reload_rules.go).
+	// compares it with the files now (reload_settle.go, reload_guard.go).
 	snapshot configSnapshot
 }
 
@@ -101,9 +101,10 @@ func LoadConfig(path string) (*Config, error) {
 		cfg.snapshot.files = append(cfg.snapshot.files, fileSnapshot{
 			path:            file,
 			stamp:           read.stamp,
-			sum:             sha256.Sum256(read.data),
+			data:            read.data,
 			plugins:         plugins,
 			explicitlyEmpty: explicitlyEmpty,
+			base:            plugins,
 		})
 	}
 	errs = append(errs, duplicateNames(cfg.Plugins)...)
@@ -111,6 +112,7 @@ func LoadConfig(path string) (*Config, error) {
 		return nil, utilerrors.NewAggregate(errs)
 	}
 	cfg.Hash = fmt.Sprintf("sha256:%x", hash.Sum(nil))
+	cfg.snapshot.swap = swapLinkOf(path, dir != nil)
 	return cfg, nil
 }
 

@@ -1,7 +1,6 @@
 package podadmission
 
 import (
-	"crypto/sha256"
 	"path/filepath"
 	"time"
 
@@ -31,10 +30,14 @@ type configSnapshot struct {
 	// timestamps use.
 	takenAt time.Time
 
-	// missingSince is when each file of this configuration was first found
-	// gone by a reload; a removal is applied once it has lasted
-	// settleWindow. Only the reload goroutine uses it.
-	missingSince map[string]time.Time
+	// swap is the symlink an atomic writer swaps the configuration
+	// through, if there is one (config_swap.go).
+	swap *swapLink
+
+	// pending is the change last found on disk and since when it has
+	// stayed as it is (reload_settle.go). Only the reload goroutine uses
+	// it.
+	pending *pendingChange
 	// writerWaits counts the reloads in a row that found a file open for
 	// writing, for the back-off of the next try.
 	writerWaits int
@@ -44,11 +47,17 @@ type configSnapshot struct {
 type fileSnapshot struct {
 	path  string
 	stamp fileStamp
-	sum   [sha256.Size]byte
+	// data is the file's content: a few hundred bytes for a few plugins,
+	// kept to tell a write that goes on from one that starts over.
+	data []byte
 	// plugins are the plugins the file lists.
 	plugins []ConfiguredPlugin
 	// explicitlyEmpty: the file lists no plugins, on purpose ("plugins: []").
 	explicitlyEmpty bool
+	// base is what a change of the file in place may not remove or change
+	// (reload_guard.go): the plugins the file listed before the write that
+	// made this content. Set when the snapshot is put in use.
+	base []ConfiguredPlugin
 }
 
 // unchanged says, from one stat of the directory and of each file, that
@@ -87,6 +96,20 @@ func (s *configSnapshot) unchanged() bool {
 // show a change made right after it.
 func (s *configSnapshot) racy(stamp fileStamp) bool {
 	return stamp.ctime > s.takenAt.Add(-racyWindow).UnixNano()
+}
+
+// sameState says whether o found the directory and every file exactly as
+// s did: the same names, inodes, sizes, modes and change times.
+func (s *configSnapshot) sameState(o *configSnapshot) bool {
+	if (s.dir == nil) != (o.dir == nil) || s.dir != nil && *s.dir != *o.dir || len(s.files) != len(o.files) {
+		return false
+	}
+	for i := range s.files {
+		if s.files[i].path != o.files[i].path || s.files[i].stamp != o.files[i].stamp {
+			return false
+		}
+	}
+	return true
 }
 
 // file returns the snapshot of the file at path, if it was read.

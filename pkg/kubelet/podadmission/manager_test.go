@@ -354,7 +354,7 @@ func TestConfigurationChangeReevaluatesBlockedPods(t *testing.T) {
 	tm.runCtx = t.Context()
 
 	writeConfig(t, tm.file, pluginsYAML(execPlugin("b")))
-	tm.reload(t.Context())
+	tm.reloadSettled(t.Context())
 	assert.True(t, tm.due(pod))
 	admitted, _, _, _ = tm.admit(pod)
 	assert.True(t, admitted)

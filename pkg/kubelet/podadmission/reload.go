@@ -88,20 +88,21 @@ func (m *Manager) runConfigWatch(ctx context.Context, w *configWatch) {
 	}
 }
 
-// reload loads the configuration and, when it changed, is valid and is
-// whole, puts it in use: new and changed plugins are created, unchanged
-// ones kept, removed and changed ones closed once no evaluation uses them,
-// and every pod not yet admitted is evaluated again at its next sync. An
-// invalid configuration, or one that may be half written (reload_guard.go),
-// is reported (log, metric, node event) once per distinct error and the
-// last good one stays in use.
+// reload loads the configuration and, when it changed, is valid, has
+// settled and is whole, puts it in use: new and changed plugins are
+// created, unchanged ones kept, removed and changed ones closed once no
+// evaluation uses them, and every pod not yet admitted is evaluated again
+// at its next sync. An invalid configuration, or one that may be half
+// written (reload_guard.go), is reported (log, metric, node event) once per
+// distinct error and the last good one stays in use.
 //
-// It returns when to try again, or 0: a file is open for writing, or a
-// file's removal has not lasted settleWindow yet. Only runConfigWatch and
-// Start call it.
+// It returns when to try again, or 0: a file is open for writing, or the
+// change has not stayed unchanged for settleWindow yet (reload_settle.go).
+// Only runConfigWatch and Start call it.
 func (m *Manager) reload(ctx context.Context) (retryAfter time.Duration) {
 	logger := klog.FromContext(ctx)
 	if m.config.snapshot.unchanged() {
+		m.config.snapshot.pending = nil
 		m.lastReloadError = ""
 		return 0
 	}
@@ -117,19 +118,21 @@ func (m *Manager) reload(ctx context.Context) (retryAfter time.Duration) {
 		m.config.snapshot.writerWaits++
 		return wait
 	}
+	if err == nil && cfg.Hash != m.config.Hash {
+		if wait := settleLeft(m.config, cfg, m.clock.Now()); wait > 0 {
+			logger.V(2).Info("Pod admission configuration changed; applying it once it stays unchanged", "settleWindow", settleWindow, "retryAfter", wait)
+			return wait
+		}
+	}
+	if err == nil {
+		err = guardReload(m.config, cfg)
+	}
 	if err == nil && cfg.Hash == m.config.Hash {
 		// The same content, maybe in new files: keep their stamps, so that
 		// the next resync finds them unchanged.
 		m.config = cfg
 		m.lastReloadError = ""
 		return 0
-	}
-	if err == nil {
-		retryAfter, err = guardReload(m.config, cfg, m.clock.Now())
-		if err == nil && retryAfter > 0 {
-			logger.V(2).Info("Pod admission configuration files were removed; applying that once they stay removed", "settleWindow", settleWindow, "retryAfter", retryAfter)
-			return retryAfter
-		}
 	}
 	var chain *Chain
 	if err == nil {

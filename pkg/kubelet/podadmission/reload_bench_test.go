@@ -27,7 +27,7 @@ func BenchmarkResyncUnchanged10000Files(b *testing.B) {
 	dir := benchmarkConfigDir(b)
 	tm.opts.ConfigPath = dir
 	tm.runCtx = b.Context()
-	tm.reload(b.Context())
+	tm.reloadSettled(b.Context())
 	if len(tm.pluginNames()) != benchmarkConfigFiles {
 		b.Fatalf("%d plugins loaded, want %d", len(tm.pluginNames()), benchmarkConfigFiles)
 	}

@@ -1,39 +1,36 @@
 package podadmission
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
-	"time"
 )
 
-// settleWindow is how long a configuration file must stay removed before
-// the plugins it listed are removed: installers that unlink a file and
-// create it anew (install(1), some configuration management tools) are
-// not removing anything, and a reload between the two steps must not drop
-// its plugins. A configuration directory replaced as a whole (renamed or
-// symlinked into place) needs no wait.
-const settleWindow = 2 * time.Second
-
 // A configuration is applied only once it is whole. A reload never reads a
-// file that a process has open for writing (config_read.go), but a file
-// can still be caught between two writes: rewritten in place with several
-// open/write/close rounds, or by a writer that closes it before it is
-// done. Every state such a file passes through is a prefix of what is
-// being written, and a prefix of a configuration lists at most the plugins
-// of the whole, some maybe without their last fields. So a change made in
+// file that a process has open for writing (config_read.go), and applies a
+// change only once it has settled (reload_settle.go), but a writer may
+// still pause longer than that between two writes: rewrite a file in place
+// with several open/write/close rounds, or close it before it is done.
+// Every state such a file passes through is a prefix of what is being
+// written, and a prefix of a configuration lists at most the plugins of
+// the whole, some maybe without their last fields. So a change made in
 // place (the same inode, new content) may add plugins but may not remove
-// or change the plugins the file listed; that is refused as possibly half
-// written. Changes that arrive as a new inode, renamed into place or by a
-// ConfigMap's ..data symlink swap, are whole when they appear and are
-// applied, whatever they remove. A file that lists "plugins: []" removes
-// its plugins in place too: no prefix of a file with plugins reads so.
+// or change the plugins the file listed before the write began; that is
+// refused as possibly half written. A write that goes on from the content
+// in use (that content, and more) is the same write going on: it is judged
+// against the file as it was before that write, so the complete file is
+// applied even when a prefix of it was, and a plugin added in place gets
+// its last fields. Changes that arrive as a new inode (renamed into place,
+// or created anew) are not judged so: a file renamed into place is the way
+// to remove plugins. A file that lists "plugins: []" removes its plugins
+// in place too: no prefix of a file with plugins reads so.
 
 // inPlaceChangeError is a change made in place that would remove or
-// change plugins of the configuration in use.
+// change plugins the file listed before it was written.
 type inPlaceChangeError struct {
 	file string
-	// lost names the plugins of the file, as in use, that the new content
-	// removes or changes.
+	// lost names the plugins of the file, as before the write, that the
+	// new content removes or changes.
 	lost []string
 }
 
@@ -45,53 +42,30 @@ func (e *inPlaceChangeError) Error() string {
 }
 
 // guardReload decides whether next, a valid configuration just read, may
-// replace current, the one in use. It returns an *inPlaceChangeError to
-// refuse it, or a positive wait when files of current have been removed for
-// less than settleWindow (by now): try again then.
-func guardReload(current, next *Config, now time.Time) (time.Duration, error) {
-	for i := range current.snapshot.files {
-		old := &current.snapshot.files[i]
-		changed, ok := next.snapshot.file(old.path)
-		if !ok || !changed.stamp.sameFile(old.stamp) || changed.sum == old.sum || changed.explicitlyEmpty {
+// replace current, the one in use, as far as changes in place go: it
+// returns an *inPlaceChangeError to refuse it. It sets the base of every
+// file of next.
+func guardReload(current, next *Config) error {
+	for i := range next.snapshot.files {
+		f := &next.snapshot.files[i]
+		old, ok := current.snapshot.file(f.path)
+		if !ok || !f.stamp.sameFile(old.stamp) || f.explicitlyEmpty {
+			continue // whole, or emptied on purpose: its own base
+		}
+		switch {
+		case bytes.Equal(f.data, old.data):
+			f.base = old.base
 			continue
+		case bytes.HasPrefix(f.data, old.data):
+			f.base = old.base // the write of old's content goes on
+		default:
+			f.base = old.plugins // a new write over old's content
 		}
-		if lost := lostPlugins(old.plugins, changed.plugins); len(lost) > 0 {
-			return 0, &inPlaceChangeError{file: old.path, lost: lost}
-		}
-	}
-
-	var wait time.Duration
-	snapshot := &current.snapshot
-	if replaced(snapshot.dir, next.snapshot.dir) {
-		// A new directory, renamed or symlinked into place: whole, and
-		// what it lacks is removed on purpose.
-		return 0, nil
-	}
-	for i := range snapshot.files {
-		path := snapshot.files[i].path
-		if _, ok := next.snapshot.file(path); ok {
-			delete(snapshot.missingSince, path)
-			continue
-		}
-		if snapshot.missingSince == nil {
-			snapshot.missingSince = map[string]time.Time{}
-		}
-		since, ok := snapshot.missingSince[path]
-		if !ok {
-			since = now
-			snapshot.missingSince[path] = now
-		}
-		if left := settleWindow - now.Sub(since); left > wait {
-			wait = left
+		if lost := lostPlugins(f.base, f.plugins); len(lost) > 0 {
+			return &inPlaceChangeError{file: f.path, lost: lost}
 		}
 	}
-	return wait, nil
-}
-
-// replaced says whether the configuration directory is another one than
-// before.
-func replaced(before, after *fileStamp) bool {
-	return before != nil && after != nil && !before.sameFile(*after)
+	return nil
 }
 
 // lostPlugins names the plugins of before that after does not list with

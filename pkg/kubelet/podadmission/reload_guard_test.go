@@ -1,6 +1,7 @@
 package podadmission
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -34,6 +35,15 @@ func startedManager(t *testing.T, config string) *testManager {
 	return tm
 }
 
+// reloadSettled reloads the way the watch does after a change: once when
+// the change is seen, and again when it stayed unchanged for the settle
+// window.
+func (tm *testManager) reloadSettled(ctx context.Context) time.Duration {
+	tm.reload(ctx)
+	tm.clock.Step(settleWindow)
+	return tm.reload(ctx)
+}
+
 // rewriteInPlace truncates file and writes content through the same inode.
 func rewriteInPlace(t testing.TB, file, content string) {
 	t.Helper()
@@ -59,7 +69,8 @@ func TestReloadRefusesAnInPlaceChangeThatRemovesPlugins(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rewriteInPlace(t, tm.file, tc.partial)
-			tm.clock.Step(time.Hour)
+			assert.Equal(t, settleWindow, tm.reload(t.Context()), "nothing is refused before the change settled")
+			tm.clock.Step(settleWindow)
 			assert.Zero(t, tm.reload(t.Context()))
 			assert.Equal(t, []string{"a", "b"}, tm.pluginNames(), "the last good configuration stays in use")
 			tm.clock.Step(time.Hour)
@@ -75,14 +86,14 @@ func TestReloadRefusesAnInPlaceChangeThatRemovesPlugins(t *testing.T) {
 
 	// The same change, renamed into place, is applied.
 	writeConfig(t, tm.file, pluginsYAML(execPlugin("a")))
-	tm.reload(t.Context())
+	tm.reloadSettled(t.Context())
 	assert.Equal(t, []string{"a"}, tm.pluginNames())
 }
 
 func TestReloadAppliesAnInPlaceChangeThatAddsPlugins(t *testing.T) {
 	tm := startedManager(t, pluginsYAML(execPlugin("a")))
 	rewriteInPlace(t, tm.file, pluginsYAML(execPlugin("c"), execPlugin("a"), execPlugin("b")))
-	tm.reload(t.Context())
+	tm.reloadSettled(t.Context())
 	assert.Equal(t, []string{"c", "a", "b"}, tm.pluginNames())
 	assert.Equal(t, 1, tm.factory.creations("a"), "the unchanged plugin is kept")
 }
@@ -92,7 +103,7 @@ func TestReloadAppliesAnInPlaceChangeThatAddsPlugins(t *testing.T) {
 func TestReloadAppliesAnExplicitlyEmptyListInPlace(t *testing.T) {
 	tm := startedManager(t, pluginsYAML(execPlugin("a"), execPlugin("b")))
 	rewriteInPlace(t, tm.file, configHeader+"plugins: []\n")
-	tm.reload(t.Context())
+	tm.reloadSettled(t.Context())
 	assert.Empty(t, tm.pluginNames())
 	assert.False(t, heldBy(t, tm, testPod("web")))
 }
@@ -136,6 +147,9 @@ func TestReloadWaitsWhileAFileIsOpenForWriting(t *testing.T) {
 	}
 	assert.Equal(t, maxWriterWait, tm.reload(t.Context()))
 	require.NoError(t, f.Close())
+	assert.Equal(t, settleWindow, tm.reload(t.Context()), "closed: applied once it settled")
+	assert.Equal(t, []string{"a"}, tm.pluginNames())
+	tm.clock.Step(settleWindow)
 	assert.Zero(t, tm.reload(t.Context()))
 	assert.Equal(t, []string{"a", "b"}, tm.pluginNames())
 }
@@ -144,7 +158,7 @@ func TestReloadRemovesAFilesPluginsOnlyOnceItStaysRemoved(t *testing.T) {
 	tm := startedManager(t, pluginsYAML(execPlugin("a")))
 	second := filepath.Join(tm.dir, "20-b.yaml")
 	writeConfig(t, second, pluginsYAML(execPlugin("b")))
-	tm.reload(t.Context())
+	tm.reloadSettled(t.Context())
 	require.Equal(t, []string{"a", "b"}, tm.pluginNames())
 
 	// install(1) unlinks the file and creates it again: no removal.
@@ -175,12 +189,12 @@ func TestReloadTellsAReusedInodeFromAnInPlaceChange(t *testing.T) {
 		// Renaming frees the inode in effect, which ext4 hands to the next
 		// new file: the temporary file of the next round.
 		writeConfig(t, tm.file, pluginsYAML(execPlugin("a", "timeout: 1s", "#"+string(rune('a'+i)))))
-		tm.reload(t.Context())
+		tm.reloadSettled(t.Context())
 		writeConfig(t, tm.file, pluginsYAML(execPlugin("b")))
-		tm.reload(t.Context())
+		tm.reloadSettled(t.Context())
 		require.Equal(t, []string{"b"}, tm.pluginNames(), "round %d", i)
 		writeConfig(t, tm.file, pluginsYAML(execPlugin("a"), execPlugin("b")))
-		tm.reload(t.Context())
+		tm.reloadSettled(t.Context())
 		require.Equal(t, []string{"a", "b"}, tm.pluginNames(), "round %d", i)
 	}
 	assert.Zero(t, reloads(t, reloadFailure))
@@ -232,4 +246,71 @@ func TestNewManagerRefusesAFileOpenForWriting(t *testing.T) {
 	defer writer.Close()
 	_, err = NewManager(Options{ConfigPath: dir, BinDir: "/bin-dir", NodeName: "node-1", newPlugin: newFakeFactory().New})
 	require.EqualError(t, err, file+": open for writing by another process; read once it is closed")
+}
+
+// Case 18.4: a plugin added in place by a writer that pauses longer than
+// the settle window is applied as soon as a prefix of its entry parses;
+// the rest of its entry is the same write going on, not an in-place change
+// of it, and is applied once it settled.
+func TestReloadAppliesTheRestOfAPluginAddedInPlace(t *testing.T) {
+	tm := startedManager(t, pluginsYAML(execPlugin("a")))
+	appendInPlace := func(content string) {
+		f, err := os.OpenFile(tm.file, os.O_WRONLY|os.O_APPEND, 0)
+		require.NoError(t, err)
+		_, err = f.WriteString(content)
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+	}
+	appendInPlace(execPlugin("c"))
+	tm.reloadSettled(t.Context())
+	require.Equal(t, []string{"a", "c"}, tm.pluginNames(), "a prefix that only adds is applied once it settled")
+
+	appendInPlace("  args: [--strict]\n")
+	assert.Zero(t, tm.reloadSettled(t.Context()))
+	assert.Equal(t, []string{"a", "c"}, tm.pluginNames())
+	assert.Equal(t, 2, tm.factory.creations("c"), "c is in effect with its args")
+	assert.Equal(t, 1, tm.factory.creations("a"))
+	assert.Zero(t, reloads(t, reloadFailure))
+
+	// A new write over it is judged against the content in effect again:
+	// its prefix without c is refused.
+	rewriteInPlace(t, tm.file, pluginsYAML(execPlugin("a")))
+	tm.reloadSettled(t.Context())
+	assert.Equal(t, []string{"a", "c"}, tm.pluginNames())
+	var last string
+	for len(tm.recorder.Events) > 0 {
+		last = <-tm.recorder.Events
+	}
+	assert.Contains(t, last, "Warning PodAdmissionConfigChangedInPlace Refused the changed pod admission configuration; the last good one stays in use: "+
+		tm.file+": changed in place in a way that removes or changes its plugins [c]")
+}
+
+// Case 18.3: only an atomic writer's symlink swap of a directory written
+// before the swap is applied without waiting for the configuration to
+// settle; a directory filled after the swap waits like any other change.
+func TestReloadAppliesOnlyASymlinkSwapOfAWholeDirectoryAtOnce(t *testing.T) {
+	dir := configDir(t)
+	swapConfigMapData(t, dir, map[string]string{"10-a.yaml": pluginsYAML(execPlugin("a"))})
+	tm := startedManager(t, pluginsYAML(execPlugin("initial")))
+	tm.opts.ConfigPath = dir
+	tm.reloadSettled(t.Context())
+	require.Equal(t, []string{"a"}, tm.pluginNames())
+
+	swapConfigMapData(t, dir, map[string]string{"10-a.yaml": pluginsYAML(execPlugin("a"), execPlugin("b"))})
+	assert.Zero(t, tm.reload(t.Context()))
+	assert.Equal(t, []string{"a", "b"}, tm.pluginNames(), "applied at once")
+
+	// ..data swapped to a directory the file is written into afterwards,
+	// later than the change time granularity (a clock tick).
+	empty := filepath.Join(dir, "..late")
+	require.NoError(t, os.Mkdir(empty, 0o755))
+	require.NoError(t, os.Symlink("..late", filepath.Join(dir, "..data_tmp")))
+	require.NoError(t, os.Rename(filepath.Join(dir, "..data_tmp"), filepath.Join(dir, "..data")))
+	time.Sleep(20 * time.Millisecond)
+	writeConfigFile(t, filepath.Join(empty, "10-a.yaml"), pluginsYAML(execPlugin("c")))
+	assert.Equal(t, settleWindow, tm.reload(t.Context()), "not whole by construction: it waits")
+	assert.Equal(t, []string{"a", "b"}, tm.pluginNames())
+	tm.clock.Step(settleWindow)
+	assert.Zero(t, tm.reload(t.Context()))
+	assert.Equal(t, []string{"c"}, tm.pluginNames())
 }

@@ -3,8 +3,11 @@ package podadmission
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -53,11 +56,19 @@ func podHeldBy(plugin, suffix string) *v1.Pod {
 // configFile is one file of a configuration directory.
 type configFile struct{ name, content string }
 
-// writePrefixes rewrites file in place through every prefix of content,
-// calling step after each write: with a fresh open(O_TRUNC) per prefix, or
-// through one file descriptor written a byte at a time and closed at the
-// end.
-type writePrefixes func(t *testing.T, file, content string, step func(written int))
+// A writer writes files, the complete configuration, into dir, which holds
+// the configuration before the change, the way some tool or person would;
+// it calls step after every change a reload could see.
+type writer func(t *testing.T, dir string, files []configFile, step func(what string))
+
+// inPlace writes each file in place through prefixes of it.
+func inPlace(write func(t *testing.T, file, content string, step func(written int))) writer {
+	return func(t *testing.T, dir string, files []configFile, step func(string)) {
+		for _, f := range files {
+			write(t, filepath.Join(dir, f.name), f.content, func(n int) { step(fmt.Sprintf("%d bytes of %s:\n%s", n, f.name, f.content[:n])) })
+		}
+	}
+}
 
 func freshOpenPerPrefix(t *testing.T, file, content string, step func(int)) {
 	for n := 0; n <= len(content); n++ {
@@ -79,11 +90,87 @@ func oneOpenFileWrittenProgressively(t *testing.T, file, content string, step fu
 	step(len(content))
 }
 
-// Case 2 of issue 12, as a property: with the complete configuration in
-// effect and pods held, rewriting any of its files in place through every
-// prefix, pausing longer than any settle window and reloading after each
-// step, never admits a held pod, and a new pod the complete configuration
-// holds is held at every step.
+// openPerLine truncates the file, then appends a line at a time, each with
+// an open of its own (a script's echo >> file).
+func openPerLine(t *testing.T, file, content string, step func(int)) {
+	rewriteInPlace(t, file, "")
+	step(0)
+	for n, line := 0, ""; n < len(content); n += len(line) {
+		line = nextLine(content[n:])
+		f, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND, 0)
+		require.NoError(t, err)
+		_, err = f.WriteString(line)
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+		step(n + len(line))
+	}
+}
+
+// unlinkPerLine unlinks the file and creates it anew with one more line,
+// line after line: a new inode at every step.
+func unlinkPerLine(t *testing.T, file, content string, step func(int)) {
+	for n, line := 0, ""; n < len(content); n += len(line) {
+		line = nextLine(content[n:])
+		require.NoError(t, os.Remove(file))
+		step(n)
+		writeConfigFile(t, file, content[:n+len(line)])
+		step(n + len(line))
+	}
+}
+
+func nextLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i+1]
+	}
+	return s
+}
+
+// directoryRecreated removes the directory and creates it again, then
+// copies the files into it one by one (rm -rf dir && mkdir dir && cp ...).
+func directoryRecreated(t *testing.T, dir string, files []configFile, step func(string)) {
+	require.NoError(t, os.RemoveAll(dir))
+	step("directory removed")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	step("directory created, empty")
+	for _, f := range files {
+		writeConfigFile(t, filepath.Join(dir, f.name), f.content)
+		step(f.name + " copied")
+	}
+}
+
+// directoryRenamedIntoPlace renames a new directory holding all files but
+// the last into place (mv dir dir.old && mv dir.new dir), then copies the
+// last file into it.
+func directoryRenamedIntoPlace(t *testing.T, dir string, files []configFile, step func(string)) {
+	next, old := dir+".new", dir+".old"
+	require.NoError(t, os.Mkdir(next, 0o755))
+	last := files[len(files)-1]
+	for _, f := range files[:len(files)-1] {
+		writeConfigFile(t, filepath.Join(next, f.name), f.content)
+	}
+	require.NoError(t, os.Rename(dir, old))
+	step("directory moved away")
+	require.NoError(t, os.Rename(next, dir))
+	step("new directory renamed into place without " + last.name)
+	writeConfigFile(t, filepath.Join(dir, last.name), last.content)
+	step(last.name + " copied")
+	require.NoError(t, os.RemoveAll(old))
+}
+
+// addedPlugin is a plugin entry appended to a configuration file in the
+// property tests: a plugin added in place, whose entry parses before its
+// last fields are written.
+const addedPlugin = "- name: added-in-place\n  type: Exec\n  args:\n  - --strict\n  timeout: 3s\n"
+
+// The cases of issue 12 and 18, as a property: with a configuration in
+// effect and pods held, writing a change into the configuration directory
+// in any of the ways a tool or a person does never admits a pod that both
+// the configuration before and the one written hold, at any step; a writer
+// that pauses less than the settle window between its steps never gets
+// anything but the configuration before or the complete one applied; and
+// once the write is done and has settled, the complete configuration is in
+// effect. The change is a rewrite of the same content, or a plugin added
+// at the end of the last file.
 func TestNoPrefixOfAConfigurationFileAdmitsAHeldPod(t *testing.T) {
 	examples := map[string]string{}
 	for _, name := range []string{"10-pod-security.yaml", "20-netpol-gate.yaml"} {
@@ -99,65 +186,121 @@ func TestNoPrefixOfAConfigurationFileAdmitsAHeldPod(t *testing.T) {
 			{"20-netpol-gate.yaml", examples["20-netpol-gate.yaml"]},
 		},
 	}
-	modes := map[string]writePrefixes{
-		"fresh open per prefix":              freshOpenPerPrefix,
-		"one open file written byte by byte": oneOpenFileWrittenProgressively,
+	// Paused longer than any settle window between steps: each step is
+	// taken for whole, so only in-place writers are safe (a new inode
+	// cannot be told from a file renamed into place).
+	slowWriters := map[string]writer{
+		"fresh open per prefix":              inPlace(freshOpenPerPrefix),
+		"one open file written byte by byte": inPlace(oneOpenFileWrittenProgressively),
+		"an open per line":                   inPlace(openPerLine),
+	}
+	// Pausing less than the settle window between steps.
+	quickWriters := map[string]writer{
+		"an open per line":                            inPlace(openPerLine),
+		"unlinked and rewritten line by line":         inPlace(unlinkPerLine),
+		"directory recreated, files copied":           directoryRecreated,
+		"directory renamed into place, a file copied": directoryRenamedIntoPlace,
 	}
 	for name, files := range configurations {
-		for modeName, write := range modes {
-			t.Run(name+"/"+modeName, func(t *testing.T) {
-				t.Parallel()
-				checkPrefixesNeverAdmit(t, files, write)
-			})
+		added := slices.Clone(files)
+		last := &added[len(added)-1]
+		last.content += addedPlugin
+		for change, after := range map[string][]configFile{"rewritten": files, "plugin added": added} {
+			for pause, writers := range map[time.Duration]map[string]writer{time.Hour: slowWriters, settleWindow - time.Millisecond: quickWriters} {
+				for writerName, write := range writers {
+					t.Run(fmt.Sprintf("%s/%s/%s/paused %s", name, change, writerName, pause), func(t *testing.T) {
+						t.Parallel()
+						checkWritesNeverAdmit(t, files, after, write, pause)
+					})
+				}
+			}
 		}
 	}
 }
 
-func checkPrefixesNeverAdmit(t *testing.T, files []configFile, write writePrefixes) {
-	factory := &completeOnlyFactory{complete: map[string]configv1alpha1.PluginConfig{}}
-	var plugins []string
+// pluginsOf returns the plugins files list, by name.
+func pluginsOf(t *testing.T, files []configFile) map[string]configv1alpha1.PluginConfig {
+	plugins := map[string]configv1alpha1.PluginConfig{}
 	for _, f := range files {
 		cfg, err := scheme.Decode([]byte(f.content))
 		require.NoError(t, err)
 		for _, p := range cfg.Plugins {
-			factory.complete[p.Name] = p
-			plugins = append(plugins, p.Name)
+			plugins[p.Name] = p
 		}
 	}
+	return plugins
+}
+
+func checkWritesNeverAdmit(t *testing.T, before, after []configFile, write writer, pause time.Duration) {
+	was, complete := pluginsOf(t, before), pluginsOf(t, after)
+	// Held throughout: the plugins the change leaves as they were.
+	var kept []string
+	for name, p := range was {
+		if q, ok := complete[name]; ok && equality.Semantic.DeepEqual(p, q) {
+			kept = append(kept, name)
+		}
+	}
+	slices.Sort(kept)
+	factory := &completeOnlyFactory{complete: complete}
 	tm := newTestManager(t, configHeader+"plugins: []\n", func(_ *fakeFactory, opts *Options) {
 		opts.newPlugin = factory.New
 		opts.Recorder = nil // hundreds of refused reloads: more events than the fake recorder holds
 	})
 	tm.runCtx = t.Context()
-	for _, f := range files {
+	require.NoError(t, os.Remove(tm.file))
+	for _, f := range before {
 		writeConfig(t, filepath.Join(tm.dir, f.name), f.content)
 	}
+	tm.clock.Step(time.Hour)
 	tm.reload(t.Context())
-	require.Equal(t, plugins, tm.pluginNames(), "the complete configuration is in effect")
+	tm.clock.Step(time.Hour)
+	tm.reload(t.Context())
+	require.ElementsMatch(t, slices.Collect(maps.Keys(was)), tm.pluginNames(), "the configuration before is in effect")
 
 	var held []*v1.Pod
-	for _, p := range plugins {
+	for _, p := range kept {
 		pod := podHeldBy(p, "held")
 		require.True(t, heldBy(t, tm, pod), "%s holds its pod", p)
 		held = append(held, pod)
 	}
 
 	steps := 0
-	for _, f := range files {
-		file := filepath.Join(tm.dir, f.name)
-		write(t, file, f.content, func(written int) {
-			steps++
-			// Longer than any settle window, and than any back-off.
-			tm.clock.Step(time.Hour)
-			tm.reload(t.Context())
-			for _, pod := range held {
-				require.True(t, heldBy(t, tm, pod), "%s admitted after %d bytes of %s were written:\n%s", pod.Name, written, f.name, f.content[:written])
+	check := func(what string) {
+		for _, pod := range held {
+			require.True(t, heldBy(t, tm, pod), "%s admitted after %s", pod.Name, what)
+		}
+		for _, p := range kept {
+			pod := podHeldBy(p, fmt.Sprintf("new-%d", steps))
+			require.True(t, heldBy(t, tm, pod), "a new pod for %s admitted after %s", p, what)
+		}
+		if pause >= settleWindow {
+			return
+		}
+		for _, p := range tm.chain.Load().plugins {
+			configured := p.config.PluginConfig
+			if q, ok := was[p.config.Name]; ok && equality.Semantic.DeepEqual(q, configured) {
+				continue
 			}
-			for _, p := range plugins {
-				pod := podHeldBy(p, fmt.Sprintf("new-%d", steps))
-				require.True(t, heldBy(t, tm, pod), "a new pod for %s admitted after %d bytes of %s were written:\n%s", p, written, f.name, f.content[:written])
-			}
-		})
+			require.Equal(t, complete[p.config.Name], configured, "a plugin in effect as neither before nor after the change, after %s", what)
+		}
 	}
+	write(t, tm.dir, after, func(what string) {
+		steps++
+		// Seen at once, then once more after the pause.
+		tm.reload(t.Context())
+		check(what)
+		tm.clock.Step(pause)
+		tm.reload(t.Context())
+		check(what)
+	})
 	t.Logf("%d steps", steps)
+
+	for range 2 {
+		tm.clock.Step(time.Hour)
+		tm.reload(t.Context())
+	}
+	require.ElementsMatch(t, slices.Collect(maps.Keys(complete)), tm.pluginNames(), "the complete configuration is in effect once it settled")
+	for name := range complete {
+		require.True(t, heldBy(t, tm, podHeldBy(name, "after")), "%s, as complete, holds its pods", name)
+	}
 }

@@ -154,7 +154,7 @@ func TestReloadConfigMapDirectory(t *testing.T) {
 
 	dir := tm.opts.ConfigPath
 	swapConfigMapData(t, dir, map[string]string{"10-a.yaml": pluginsYAML(execPlugin("a"), execPlugin("b"))})
-	tm.waitForPlugins(t, "a", "b")
+	tm.waitForPluginsWithin(t, pickUpWithin, "a", "b")
 }
 
 func TestReloadConfigMapFile(t *testing.T) {
@@ -166,7 +166,7 @@ func TestReloadConfigMapFile(t *testing.T) {
 	tm.waitForPlugins(t, "a")
 
 	swapConfigMapData(t, filepath.Dir(tm.opts.ConfigPath), map[string]string{"config.yaml": pluginsYAML(execPlugin("b"))})
-	tm.waitForPlugins(t, "b")
+	tm.waitForPluginsWithin(t, pickUpWithin, "b")
 }
 
 func TestReloadSingleFileRenamedIntoPlace(t *testing.T) {
@@ -238,7 +238,7 @@ func TestReloadFailsWhenAPluginCannotBeCreated(t *testing.T) {
 	tm.runCtx = t.Context()
 	tm.factory.fail["c"] = fmt.Errorf("cannot create")
 	writeConfig(t, tm.file, pluginsYAML(execPlugin("a"), execPlugin("b"), execPlugin("c")))
-	tm.reload(t.Context())
+	tm.reloadSettled(t.Context())
 	assert.Equal(t, []string{"a"}, tm.pluginNames())
 	assert.Equal(t, "Warning PodAdmissionConfigInvalid Refused the changed pod admission configuration; the last good one stays in use: "+
 		tm.file+`: plugins[2]: plugin "c": cannot create`, <-tm.recorder.Events)
@@ -246,7 +246,8 @@ func TestReloadFailsWhenAPluginCannotBeCreated(t *testing.T) {
 	assert.False(t, tm.factory.plugin(t, "a").isClosed())
 }
 
-// pickUpWithin is how soon a replaced configuration directory is in use.
+// pickUpWithin is how soon a configuration swapped in through a symlink is
+// in use, and how soon after the settle window any other change is.
 const pickUpWithin = 2 * time.Second
 
 func (tm *testManager) waitForPluginsWithin(t *testing.T, within time.Duration, names ...string) {
@@ -257,20 +258,28 @@ func (tm *testManager) waitForPluginsWithin(t *testing.T, within time.Duration, 
 }
 
 // Case 6 of issue 12: the watch was lost when the configuration directory
-// was replaced by a rename, until the next resync a minute later.
+// was replaced by a rename, until the next resync a minute later. Case 18.3:
+// a directory renamed into place may be filled after the rename, so it is
+// applied once it settled, like any change that is not a symlink swap.
 func TestReloadConfigDirectoryReplacedByRename(t *testing.T) {
 	tm := startWatchedManager(t, pluginsYAML(execPlugin("a")), nil)
 	next := tm.dir + ".next"
 	require.NoError(t, os.Mkdir(next, 0o755))
 	writeConfigFile(t, filepath.Join(next, "20-other.yaml"), pluginsYAML(execPlugin("b")))
 
+	settled := func(names ...string) {
+		t.Helper()
+		changed := time.Now()
+		tm.waitForPluginsWithin(t, settleWindow+pickUpWithin, names...)
+		assert.GreaterOrEqual(t, time.Since(changed), settleWindow, "%v applied before the change settled", names)
+	}
 	require.NoError(t, unix.Renameat2(unix.AT_FDCWD, next, unix.AT_FDCWD, tm.dir, unix.RENAME_EXCHANGE))
-	tm.waitForPluginsWithin(t, pickUpWithin, "b")
+	settled("b")
 	// And back: the directory now in place is watched too.
 	require.NoError(t, unix.Renameat2(unix.AT_FDCWD, next, unix.AT_FDCWD, tm.dir, unix.RENAME_EXCHANGE))
-	tm.waitForPluginsWithin(t, pickUpWithin, "a")
+	settled("a")
 	writeConfigFile(t, filepath.Join(tm.dir, "30-more.yaml"), pluginsYAML(execPlugin("c")))
-	tm.waitForPluginsWithin(t, pickUpWithin, "a", "c")
+	settled("a", "c")
 }
 
 // The configured directory is a symlink an atomic writer swaps (a new
