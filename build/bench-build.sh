@@ -50,7 +50,9 @@ log "vanilla ${UPSTREAM_VERSION} kubelet with the same flags"
 vanilla_src=${work}/vanilla-src
 git -C "${SRC_DIR}" worktree add --quiet --detach "${vanilla_src}" "refs/tags/${UPSTREAM_VERSION}"
 trap 'git -C "${SRC_DIR}" worktree remove --force "${vanilla_src}" >/dev/null 2>&1; git -C "${SRC_DIR}" worktree prune' EXIT
-SRC_DIR=${vanilla_src} build/kubelet.sh ./cmd/kubelet "${work}/kubelet-vanilla" >&2
+SRC_DIR=${vanilla_src} KUBE_GIT_VERSION=${UPSTREAM_VERSION} \
+  KUBE_GIT_COMMIT=$(git -C "${vanilla_src}" rev-parse HEAD) KUBE_GIT_TREE_STATE=clean \
+  build/kubelet.sh ./cmd/kubelet "${work}/kubelet-vanilla" >&2
 
 size() { stat -c %s "$1"; }
 patched_size=$(size "${work}/kubelet-cold")

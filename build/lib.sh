@@ -142,7 +142,9 @@ read -r -a UNSERVED_STAGING <<<"${FACT_unserved_staging:-}"
 read -r -a PROXY_REFUSES <<<"${FACT_proxy_refuses:-}"
 SERIES_VERSION=$(tr -d '[:space:]' <"${SERIES_DIR}/SERIES_VERSION")
 [[ "${SERIES_VERSION}" =~ ^[1-9][0-9]*$ ]] || die "${SERIES_DIR#"${REPO_ROOT}"/}/SERIES_VERSION must be a number, not '${SERIES_VERSION}'"
-KUBE_GIT_VERSION="${UPSTREAM_VERSION}+podadmission.${SERIES_VERSION}"
+# As in upstream's hack/lib/version.sh, KUBE_GIT_VERSION in the environment
+# overrides it: the vanilla reference builds stamp the upstream version.
+KUBE_GIT_VERSION=${KUBE_GIT_VERSION:-"${UPSTREAM_VERSION}+podadmission.${SERIES_VERSION}"}
 
 # This minor's output tree; the default minor's kubelet and control plane
 # are also linked into _output/bin by the Makefile.

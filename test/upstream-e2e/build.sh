@@ -55,7 +55,9 @@ build_vanilla() {
     git -C "${SRC_DIR}" worktree add --quiet --detach "${vanilla_src}" "refs/tags/${UPSTREAM_VERSION}"
   fi
   log "building the vanilla ${UPSTREAM_VERSION} kubelet (pristine tree, the drop-in's flags)"
-  SRC_DIR=${vanilla_src} build/kubelet.sh ./cmd/kubelet "${OUT}/kubelet/vanilla"
+  SRC_DIR=${vanilla_src} KUBE_GIT_VERSION=${UPSTREAM_VERSION} \
+  KUBE_GIT_COMMIT=$(git -C "${vanilla_src}" rev-parse HEAD) KUBE_GIT_TREE_STATE=clean \
+  build/kubelet.sh ./cmd/kubelet "${OUT}/kubelet/vanilla"
 }
 
 build_dropin() {
