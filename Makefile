@@ -162,7 +162,7 @@ test-other-minors: ## Every other buildable minor: kubelet, test-patched (series
 ##@ Benchmarks (each rewrites its own section of BENCHMARKS.md)
 
 .PHONY: bench
-bench: bench-transports bench-reload bench-build bench-packages bench-e2e bench-nri ## All benchmarks, side by side, into BENCHMARKS.md.
+bench: bench-transports bench-reload bench-push bench-build bench-packages bench-e2e bench-nri ## All benchmarks, side by side, into BENCHMARKS.md.
 
 .PHONY: bench-transports
 bench-transports: ## One admission through Exec and GRPC plugins next to a no-plugin baseline (p50/p99).
@@ -171,6 +171,10 @@ bench-transports: ## One admission through Exec and GRPC plugins next to a no-pl
 .PHONY: bench-reload
 bench-reload: ## The configuration resync of 10,000 unchanged files next to a full load of them.
 	build/bench-reload.sh | build/bench-section.sh reload
+
+.PHONY: bench-push
+bench-push: ## A plugin pushing All in a loop next to none: calls it drives into another plugin, a new pod's latency.
+	build/bench-push.sh | build/bench-section.sh push
 
 .PHONY: bench-build
 bench-build: source ## UPSTREAM's cold/warm kubelet build time, size next to vanilla, reproducibility.

@@ -256,6 +256,7 @@ func (m *Manager) SoftAdmit(ctx context.Context, attrs *lifecycle.PodAdmitAttrib
 	// Cleared before the plugins run, so a re-evaluation pushed while
 	// they run is kept for the next sync.
 	st.reevaluate = false
+	st.push.evaluationStarts()
 	attempts := maps.Clone(st.attempts)
 	m.mu.Unlock()
 
@@ -264,6 +265,7 @@ func (m *Manager) SoftAdmit(ctx context.Context, attrs *lifecycle.PodAdmitAttrib
 		Node:    m.nodeInfo(ctx),
 		Attempt: func(plugin string) int32 { return attempts[plugin] + 1 },
 	})
+	defer m.evaluationEnded(pod.UID, st)
 	if !ok {
 		return lifecycle.PodAdmitResult{Reason: ReasonUnavailable, Message: "The pod admission manager is stopped; the pod is evaluated when the kubelet runs it again"}, false
 	}
@@ -321,7 +323,7 @@ func (m *Manager) admit(ctx context.Context, pod *v1.Pod, st *podState) {
 			"blockedFor", m.clock.Since(st.heldSince), "blockedBy", st.blockedBy)
 	}
 	recordHoldEnd(st.blockedBy, st.heldSince, m.clock.Now())
-	*st = podState{pod: st.pod, admitted: true, containers: admittedImagesOf(pod), lastSeen: st.lastSeen}
+	*st = podState{pod: st.pod, admitted: true, containers: admittedImagesOf(pod), push: st.push, lastSeen: st.lastSeen}
 	m.admittedChanged()
 }
 
@@ -350,7 +352,7 @@ func (m *Manager) reject(ctx context.Context, pod *v1.Pod, st *podState, d *Plug
 			blockedPods.Dec()
 		}
 		recordHoldEnd(st.blockedBy, holdBegan, now)
-		*st = podState{pod: st.pod, terminal: true, result: result, lastSeen: st.lastSeen}
+		*st = podState{pod: st.pod, terminal: true, result: result, push: st.push, lastSeen: st.lastSeen}
 		logger.Info("Pod admission rejected a pod for good", "pod", klog.KObj(pod), "podUID", pod.UID,
 			"plugin", d.Plugin.Name, "reason", result.Reason, "message", result.Message)
 		return result, true

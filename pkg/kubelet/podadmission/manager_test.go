@@ -330,11 +330,11 @@ func TestReevaluationPushedDuringAnEvaluationIsKept(t *testing.T) {
 	plugin.setDecide(func(_ context.Context, req *podadmissionv1alpha1.PodAdmissionRequest) (*podadmissionv1alpha1.PodAdmissionResponse, error) {
 		// The plugin changes its mind while its rejection is on its way.
 		plugin.reevaluations <- transport.Reevaluation{PodUIDs: []types.UID{pod.UID}}
-		require.Eventually(t, func() bool {
+		assert.Eventually(t, func() bool {
 			tm.mu.Lock()
 			defer tm.mu.Unlock()
-			return tm.pods[pod.UID].reevaluate
-		}, 5*time.Second, time.Millisecond)
+			return len(tm.pods[pod.UID].push.racing) == 1
+		}, 5*time.Second, time.Millisecond, "the push is kept for when the evaluation ends")
 		close(pushed)
 		return &podadmissionv1alpha1.PodAdmissionResponse{UID: req.UID, Reason: "NotYet"}, nil
 	})

@@ -76,6 +76,13 @@ var (
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"plugin"})
 
+	reevaluationsIgnored = metrics.NewCounterVec(&metrics.CounterOpts{
+		Subsystem:      metricsSubsystem,
+		Name:           "pod_admission_reevaluations_ignored_total",
+		Help:           "Pods a GRPC plugin's push named that the plugin did not hold (another plugin held them, or none did), by plugin: a push re-evaluates only the pods the pushing plugin holds.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"plugin"})
+
 	configReloadsTotal = metrics.NewCounterVec(&metrics.CounterOpts{
 		Subsystem:      metricsSubsystem,
 		Name:           "pod_admission_config_reloads_total",
@@ -127,6 +134,6 @@ var registerMetricsOnce sync.Once
 // pluginMetrics keep the series they look up.
 func registerMetrics() {
 	registerMetricsOnce.Do(func() {
-		legacyregistry.MustRegister(pluginDuration, decisionsTotal, blockedPods, heldContainers, holdDuration, configReloadsTotal)
+		legacyregistry.MustRegister(pluginDuration, decisionsTotal, blockedPods, heldContainers, holdDuration, reevaluationsIgnored, configReloadsTotal)
 	})
 }

@@ -69,6 +69,8 @@ type podState struct {
 	// pushed a re-evaluation, the configuration changed, or an evaluation
 	// was interrupted.
 	reevaluate bool
+	// push is what pushes asked for (push_limit.go).
+	push pushState
 	// attempts counts the calls to each plugin for this pod by this
 	// Manager.
 	attempts map[string]int32
@@ -110,10 +112,20 @@ func (s *podState) awaitsDecision() bool {
 	return !s.terminal && (!s.admitted || s.update != nil)
 }
 
-// dueForEvaluation says whether a blocked pod's back-off has expired or a
-// re-evaluation was asked for.
+// heldBy names the plugin whose decision holds the pod or its update: the
+// only plugin whose push re-evaluates it. Empty when nothing holds it (not
+// decided yet, admitted, or failed).
+func (s *podState) heldBy() string {
+	if !s.awaitsDecision() {
+		return ""
+	}
+	return s.blockedBy
+}
+
+// dueForEvaluation says whether a blocked pod's back-off has expired, a
+// re-evaluation was asked for, or a push deferred by the rate limit is due.
 func (s *podState) dueForEvaluation(now time.Time) bool {
-	return s.reevaluate || !now.Before(s.nextEvaluation)
+	return s.reevaluate || !now.Before(s.nextEvaluation) || s.push.due(now)
 }
 
 // backoff is the wait before evaluating a pod held for heldFor again:

@@ -85,8 +85,10 @@ func (m *Manager) AdmitContainers(ctx context.Context, pod *v1.Pod, podStatus *k
 		heldContainers.Add(float64(len(changes)))
 	}
 	st.reevaluate = false
+	st.push.evaluationStarts()
 	attempts := maps.Clone(st.attempts)
 	m.mu.Unlock()
+	defer m.evaluationEnded(pod.UID, st)
 	if learned {
 		m.saveAdmitted(ctx)
 	}
