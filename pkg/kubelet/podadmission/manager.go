@@ -90,6 +90,11 @@ type Manager struct {
 	// goroutine that reloads the configuration uses them after Start.
 	config          *Config
 	lastReloadError string
+	// applied records config (nil without Options.StateDir), and
+	// distrusted is the configuration on disk refused at start, if any
+	// (reload_start.go).
+	applied    *appliedStore
+	distrusted *distrustedConfig
 
 	mu   sync.Mutex
 	pods map[types.UID]*podState
@@ -146,16 +151,22 @@ func NewManager(opts Options) (*Manager, error) {
 		m.clock = clock.RealClock{}
 	}
 	if opts.StateDir != "" {
-		if m.store, err = newAdmittedStore(opts.StateDir); err != nil {
+		state, err := openStateDir(opts.StateDir)
+		if err != nil {
 			return nil, err
 		}
+		m.store, m.applied = newAdmittedStore(state), newAppliedStore(state)
 		m.restoreAdmitted(klog.Background())
+		if m.config, err = m.configAtStart(context.Background(), cfg); err != nil {
+			return nil, err
+		}
 	}
-	chain, err := newChainReusing(cfg, nil, opts.newPlugin, opts.BinDir, &m.plugins)
+	chain, err := newChainReusing(m.config, nil, opts.newPlugin, opts.BinDir, &m.plugins)
 	if err != nil {
 		return nil, err
 	}
 	m.chain.Store(chain)
+	m.saveApplied(context.Background())
 	return m, nil
 }
 
@@ -181,9 +192,10 @@ func (m *Manager) Start(ctx context.Context) {
 	}
 	m.startPlugins(m.chain.Load())
 	watch := m.watchConfig(klog.FromContext(ctx))
-	// The configuration may have changed between NewManager and the watch.
-	m.reload(ctx)
-	m.goRun(func() { m.runConfigWatch(ctx, watch) })
+	// The configuration may have changed between NewManager and the watch,
+	// or be a change of the one last applied that has to settle.
+	retry := m.reload(ctx)
+	m.goRun(func() { m.runConfigWatch(ctx, watch, retry) })
 	m.goRun(func() { m.runGarbageCollection(ctx) })
 }
 

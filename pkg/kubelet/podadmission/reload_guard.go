@@ -54,12 +54,12 @@ func guardReload(current, next *Config) error {
 		}
 		switch {
 		case bytes.Equal(f.data, old.data):
-			f.base = old.base
+			f.base, f.baseData = old.base, old.baseData
 			continue
 		case bytes.HasPrefix(f.data, old.data):
-			f.base = old.base // the write of old's content goes on
+			f.base, f.baseData = old.base, old.baseData // the write of old's content goes on
 		default:
-			f.base = old.plugins // a new write over old's content
+			f.base, f.baseData = old.plugins, old.data // a new write over old's content
 		}
 		if lost := lostPlugins(f.base, f.plugins); len(lost) > 0 {
 			return &inPlaceChangeError{file: f.path, lost: lost}
