@@ -64,8 +64,11 @@ type Options struct {
 	// StateDir is a directory the Manager keeps state that must survive a
 	// kubelet restart in; the kubelet passes <root-dir>/pod-admission.
 	// Created if missing (0700); it must be root's and not group or world
-	// writable, like the configuration. Optional: without it, nothing
-	// outlives the Manager.
+	// writable, like the configuration. It keeps the containers admitted
+	// and the configuration last applied, which NewManager compares the
+	// one on disk with (reload_start.go). Optional: without it, nothing
+	// outlives the Manager, and the configuration on disk is applied at
+	// start as it is.
 	StateDir string
 
 	// newPlugin creates the transports; newTransport when nil. Only this
@@ -121,7 +124,9 @@ type Manager struct {
 // NewManager loads the configuration at opts.ConfigPath and creates its
 // plugins, without starting anything: no goroutine runs and no connection
 // is made before Start. An invalid configuration is an error that names the
-// file and the field. It registers the pod admission metrics with the
+// file and the field. With opts.StateDir, a configuration on disk that
+// removes or changes plugins of the one last applied is not applied at
+// once (reload_start.go). It registers the pod admission metrics with the
 // legacy registry.
 func NewManager(opts Options) (*Manager, error) {
 	switch {
