@@ -169,8 +169,10 @@ const addedPlugin = "- name: added-in-place\n  type: Exec\n  args:\n  - --strict
 // that pauses less than the settle window between its steps never gets
 // anything but the configuration before or the complete one applied; and
 // once the write is done and has settled, the complete configuration is in
-// effect. The change is a rewrite of the same content, or a plugin added
-// at the end of the last file.
+// effect. A kubelet started at a step, on what the running one recorded,
+// with the write stopped there for good (a power loss), holds what both
+// hold or does not start. The change is a rewrite of the same content, or a
+// plugin added at the end of the last file.
 func TestNoPrefixOfAConfigurationFileAdmitsAHeldPod(t *testing.T) {
 	examples := map[string]string{}
 	for _, name := range []string{"10-pod-security.yaml", "20-netpol-gate.yaml"} {
