@@ -62,16 +62,22 @@ type distrustedConfig struct {
 func (m *Manager) configAtStart(ctx context.Context, onDisk *Config) (*Config, error) {
 	logger := klog.FromContext(ctx)
 	last, err := m.applied.load(logger, m.opts.ConfigPath, m.opts.BinDir)
-	if err != nil || last == nil || last.Hash == onDisk.Hash {
+	if err != nil || last == nil {
 		return onDisk, err
 	}
+	// As a reload would: a write in place that goes on keeps the base it
+	// had when the record was written.
+	refusal := guardReload(last, onDisk)
 	lost := lostPlugins(last.Plugins, onDisk.Plugins)
-	if len(lost) == 0 {
+	if last.Hash == onDisk.Hash || len(lost) == 0 && refusal == nil {
 		return onDisk, nil
 	}
-	if err := cutShort(m.applied.path, last, onDisk, lost); err != nil {
-		m.distrusted = &distrustedConfig{snapshot: onDisk.snapshot, err: err}
-		m.refuseReload(ctx, err)
+	if refusal == nil {
+		refusal = cutShort(m.applied.path, last, onDisk, lost)
+	}
+	if refusal != nil {
+		m.distrusted = &distrustedConfig{snapshot: onDisk.snapshot, err: refusal}
+		m.refuseReload(ctx, refusal)
 		return last, nil
 	}
 	logger.Info("The pod admission configuration on disk removes or changes plugins of the one last applied; that stays in use until the change stayed unchanged for the settle window",
@@ -83,12 +89,8 @@ func (m *Manager) configAtStart(ctx context.Context, onDisk *Config) (*Config, e
 }
 
 // cutShort returns a *cutShortError when onDisk, which loses the plugins
-// lost of applied, could be a write cut short; or the error of a change
-// in place that loses them (reload_guard.go).
+// lost of applied, could be a write cut short.
 func cutShort(record string, applied, onDisk *Config, lost []string) error {
-	if err := guardReload(applied, onDisk); err != nil {
-		return err
-	}
 	e := &cutShortError{record: record, touch: applied.snapshot.path}
 	for _, old := range applied.snapshot.files {
 		var names []string

@@ -1,6 +1,7 @@
 package podadmission
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -53,7 +54,8 @@ func (st *startTest) start(t *testing.T, state string) (*testManager, error) {
 		return nil, err
 	}
 	t.Cleanup(m.Stop)
-	m.runCtx = t.Context()
+	// Stop ends what the plugins started, as after Start.
+	m.runCtx, m.cancel = context.WithCancel(t.Context())
 	tm := &testManager{Manager: m, clock: fc, recorder: recorder, dir: st.dir}
 	tm.reload(t.Context())
 	return tm, nil
@@ -299,4 +301,30 @@ func TestRecordOfAnotherConfigurationPathIsReplaced(t *testing.T) {
 	tm.clock.Step(settleWindow)
 	tm.reload(t.Context())
 	assert.Empty(t, tm.pluginNames(), `"plugins: []" is an explicit removal, applied once it settled`)
+}
+
+// A plugin added in place whose entry parsed before its last fields were
+// written, applied so, then the kubelet restarts: the rest of the write is
+// still the same write going on, applied once it settled, not refused as
+// a change of the plugin.
+func TestRestartMidWriteOfAPluginAddedInPlaceAppliesTheRest(t *testing.T) {
+	a, c := execPlugin("a"), execPlugin("c", "args: [--strict]")
+	complete := pluginsYAML(a, c)
+	st := &startTest{dir: configDir(t), state: stateDir(t), complete: pluginsOf(t, []configFile{{"10-test.yaml", complete}})}
+	file := filepath.Join(st.dir, "10-test.yaml")
+	writeConfig(t, file, pluginsYAML(a))
+	tm, err := st.start(t, st.state)
+	require.NoError(t, err)
+	rewriteInPlace(t, file, pluginsYAML(a, execPlugin("c")))
+	tm.reloadSettled(t.Context())
+	require.Equal(t, []string{"a", "c"}, tm.pluginNames(), "c applied without its args")
+	tm.Stop()
+
+	tm, err = st.start(t, st.state)
+	require.NoError(t, err)
+	require.Equal(t, []string{"a", "c"}, tm.pluginNames())
+	rewriteInPlace(t, file, complete)
+	tm.reloadSettled(t.Context())
+	assert.Zero(t, reloads(t, reloadFailure), "not refused as a change in place")
+	st.requireHolding(t, tm, "once the rest of c's entry settled")
 }
