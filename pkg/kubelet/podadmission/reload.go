@@ -27,9 +27,8 @@ const (
 	maxWriterWait = 8 * time.Second
 )
 
-// runConfigWatch reloads the configuration when it changes on disk, until
-// ctx is done; then it stops the Manager.
-// retry is when to reload first, or 0.
+// runConfigWatch reloads the configuration when it changes on disk, and
+// after retry if it is not 0, until ctx is done; then it stops the Manager.
 func (m *Manager) runConfigWatch(ctx context.Context, w *configWatch, retry time.Duration) {
 	logger := klog.FromContext(ctx)
 	defer m.stop(logger)
