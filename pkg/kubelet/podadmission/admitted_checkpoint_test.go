@@ -55,9 +55,9 @@ func TestGarbageCheckpointFailsClosed(t *testing.T) {
 			// The next write replaces the garbage.
 			_, held = tm.AdmitContainers(context.Background(), appPod("other"), &kubecontainer.PodStatus{})
 			require.Empty(t, held)
-			store, err := newAdmittedStore(state)
+			sd, err := openStateDir(state)
 			require.NoError(t, err)
-			pods, err := store.load()
+			pods, err := newAdmittedStore(sd).load()
 			require.NoError(t, err)
 			assert.Contains(t, pods, appPod("other").UID)
 		})
@@ -67,7 +67,7 @@ func TestGarbageCheckpointFailsClosed(t *testing.T) {
 // checkpointOf is a checkpoint with a valid checksum of data.
 func checkpointOf(t *testing.T, data string) string {
 	t.Helper()
-	cp := &admittedCheckpoint{Data: data}
+	cp := &stateCheckpoint{Data: data}
 	cp.Checksum = checksum.New(data)
 	blob, err := cp.MarshalCheckpoint()
 	require.NoError(t, err)
@@ -81,9 +81,9 @@ func TestCheckpointInAnUntrustedPlaceIsNotUsed(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, []byte(checkpointOf(t, `{"pods":{"web-uid":{"debug":"busybox"}}}`)), 0o600))
 	require.NoError(t, os.Chmod(path, 0o666))
 
-	store, err := newAdmittedStore(state)
+	sd, err := openStateDir(state)
 	require.NoError(t, err)
-	_, err = store.load()
+	_, err = newAdmittedStore(sd).load()
 	require.ErrorContains(t, err, path)
 	assert.ErrorContains(t, err, "writable")
 

@@ -81,30 +81,54 @@ func LoadConfig(path string) (*Config, error) {
 		return nil, err
 	}
 
-	cfg := &Config{Files: files, snapshot: configSnapshot{path: path, dir: dir, takenAt: time.Now()}}
-	hash := sha256.New()
+	var read []configFileRead
 	var errs []error
 	for _, file := range files {
-		read, err := readConfigFile(file)
+		r, err := readConfigFile(file)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
+		read = append(read, configFileRead{path: file, fileRead: *r})
+	}
+	cfg, err := configOf(configSnapshot{path: path, dir: dir, takenAt: time.Now()}, read, errs)
+	if err != nil {
+		return nil, err
+	}
+	cfg.snapshot.swap = swapLinkOf(path, dir != nil)
+	return cfg, nil
+}
+
+// configFileRead is one configuration file as read, and its path.
+type configFileRead struct {
+	path string
+	fileRead
+}
+
+// configOf builds the configuration of files, read in this order, into
+// snapshot; errs are the errors of reading them so far, reported with
+// every error of their content.
+func configOf(snapshot configSnapshot, files []configFileRead, errs []error) (*Config, error) {
+	cfg := &Config{snapshot: snapshot}
+	hash := sha256.New()
+	for _, file := range files {
 		// Length-prefixed, so that moving bytes between files changes the hash.
-		for _, part := range [][]byte{[]byte(file), read.data} {
+		for _, part := range [][]byte{[]byte(file.path), file.data} {
 			_ = binary.Write(hash, binary.BigEndian, uint64(len(part)))
 			hash.Write(part)
 		}
-		plugins, explicitlyEmpty, fileErrs := loadFile(file, read.data)
+		plugins, explicitlyEmpty, fileErrs := loadFile(file.path, file.data)
 		errs = append(errs, fileErrs...)
+		cfg.Files = append(cfg.Files, file.path)
 		cfg.Plugins = append(cfg.Plugins, plugins...)
 		cfg.snapshot.files = append(cfg.snapshot.files, fileSnapshot{
-			path:            file,
-			stamp:           read.stamp,
-			data:            read.data,
+			path:            file.path,
+			stamp:           file.stamp,
+			data:            file.data,
 			plugins:         plugins,
 			explicitlyEmpty: explicitlyEmpty,
 			base:            plugins,
+			baseData:        file.data,
 		})
 	}
 	errs = append(errs, duplicateNames(cfg.Plugins)...)
@@ -112,7 +136,6 @@ func LoadConfig(path string) (*Config, error) {
 		return nil, utilerrors.NewAggregate(errs)
 	}
 	cfg.Hash = fmt.Sprintf("sha256:%x", hash.Sum(nil))
-	cfg.snapshot.swap = swapLinkOf(path, dir != nil)
 	return cfg, nil
 }
 
@@ -128,6 +151,15 @@ func LoadNodeConfig(path, binDir string) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkNodeConfig(cfg, binDir); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// checkNodeConfig runs LoadNodeConfig's checks of the kubelet's flags on
+// cfg.
+func checkNodeConfig(cfg *Config, binDir string) error {
 	var errs []error
 	for _, err := range CheckExecutables(cfg, binDir) {
 		if !errors.Is(err, fs.ErrNotExist) {
@@ -135,10 +167,7 @@ func LoadNodeConfig(path, binDir string) (*Config, error) {
 		}
 	}
 	errs = append(errs, CheckExecEnv(cfg)...)
-	if len(errs) > 0 {
-		return nil, utilerrors.NewAggregate(errs)
-	}
-	return cfg, nil
+	return utilerrors.NewAggregate(errs)
 }
 
 // CheckExecutables checks the executable of every Exec plugin of cfg in

@@ -27,9 +27,9 @@ const (
 	maxWriterWait = 8 * time.Second
 )
 
-// runConfigWatch reloads the configuration when it changes on disk, until
-// ctx is done; then it stops the Manager.
-func (m *Manager) runConfigWatch(ctx context.Context, w *configWatch) {
+// runConfigWatch reloads the configuration when it changes on disk, and
+// after retry if it is not 0, until ctx is done; then it stops the Manager.
+func (m *Manager) runConfigWatch(ctx context.Context, w *configWatch, retry time.Duration) {
 	logger := klog.FromContext(ctx)
 	defer m.stop(logger)
 
@@ -50,6 +50,9 @@ func (m *Manager) runConfigWatch(ctx context.Context, w *configWatch) {
 		}
 		next = m.clock.NewTimer(after)
 		due = next.C()
+	}
+	if retry > 0 {
+		schedule(retry)
 	}
 	reload := func() {
 		next, due = nil, nil
@@ -118,6 +121,9 @@ func (m *Manager) reload(ctx context.Context) (retryAfter time.Duration) {
 		m.config.snapshot.writerWaits++
 		return wait
 	}
+	if err == nil {
+		err = m.distrust(cfg)
+	}
 	if err == nil && cfg.Hash != m.config.Hash {
 		if wait := settleLeft(m.config, cfg, m.clock.Now()); wait > 0 {
 			logger.V(2).Info("Pod admission configuration changed; applying it once it stays unchanged", "settleWindow", settleWindow, "retryAfter", wait)
@@ -132,6 +138,7 @@ func (m *Manager) reload(ctx context.Context) (retryAfter time.Duration) {
 		// the next resync finds them unchanged.
 		m.config = cfg
 		m.lastReloadError = ""
+		m.saveApplied(ctx)
 		return 0
 	}
 	var chain *Chain
@@ -146,6 +153,7 @@ func (m *Manager) reload(ctx context.Context) (retryAfter time.Duration) {
 	m.lastReloadError = ""
 	previous := m.chain.Swap(chain)
 	m.config = cfg
+	m.saveApplied(ctx)
 	m.startPlugins(chain)
 	m.goRun(func() {
 		if err := previous.retire(); err != nil {
@@ -182,8 +190,12 @@ func (m *Manager) refuseReload(ctx context.Context, err error) {
 	klog.FromContext(ctx).Error(err, "Refused the changed pod admission configuration; the last good one stays in use", "path", m.opts.ConfigPath)
 	reason := EventConfigInvalid
 	var inPlace *inPlaceChangeError
-	if errors.As(err, &inPlace) {
+	var cutShort *cutShortError
+	switch {
+	case errors.As(err, &inPlace):
 		reason = EventConfigChangedInPlace
+	case errors.As(err, &cutShort):
+		reason = EventConfigMayBeCutShort
 	}
 	m.recordNodeEvent(v1.EventTypeWarning, reason,
 		"Refused the changed pod admission configuration; the last good one stays in use: %v", err)
