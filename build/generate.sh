@@ -24,13 +24,13 @@ find pkg/apis -name 'zz_generated.defaults.go' -delete
 
 log "deepcopy-gen (${CODE_GENERATOR}) for ${#api_pkgs[@]} packages under pkg/apis"
 go run "${CODE_GENERATOR%@*}/cmd/deepcopy-gen@${CODE_GENERATOR#*@}" \
-  --go-header-file /dev/null \
+  --go-header-file build/boilerplate.go.txt \
   --output-file zz_generated.deepcopy.go \
   "${api_pkgs[@]}"
 
 log "defaulter-gen (${CODE_GENERATOR}) for ${#api_pkgs[@]} packages under pkg/apis"
 go run "${CODE_GENERATOR%@*}/cmd/defaulter-gen@${CODE_GENERATOR#*@}" \
-  --go-header-file /dev/null \
+  --go-header-file build/boilerplate.go.txt \
   --output-file zz_generated.defaults.go \
   "${api_pkgs[@]}"
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Static checks CI runs before the tests: formatting, vet (including the
-# node e2e code, which builds only with its tag), go.mod tidiness, and
-# generated code that matches its sources.
+# Static checks CI runs before the tests: licence headers, formatting, vet
+# (including the node e2e code, which builds only with its tag), go.mod
+# tidiness, and generated code that matches its sources.
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "${REPO_ROOT}"
@@ -15,6 +15,8 @@ fail() {
 
 unformatted=$(gofmt -l $(git ls-files '*.go'))
 [[ -z "${unformatted}" ]] || fail "not gofmt'ed (run gofmt -w): ${unformatted//$'\n'/ }"
+
+build/boilerplate.sh || fail "Go files without the licence header (run build/boilerplate.sh --fix)"
 
 go vet ./... || fail "go vet ./... failed"
 go vet -tags e2e_node ./test/e2e_node/... || fail "go vet -tags e2e_node ./test/e2e_node/... failed"
