@@ -71,9 +71,9 @@ func TestGarbageCheckpointFailsClosed(t *testing.T) {
 			// The next write replaces the garbage.
 			_, held = tm.AdmitContainers(context.Background(), appPod("other"), &kubecontainer.PodStatus{})
 			require.Empty(t, held)
-			sd, err := openStateDir(state)
+			store, err := newAdmittedStore(state)
 			require.NoError(t, err)
-			pods, err := newAdmittedStore(sd).load()
+			pods, err := store.load()
 			require.NoError(t, err)
 			assert.Contains(t, pods, appPod("other").UID)
 		})
@@ -83,7 +83,7 @@ func TestGarbageCheckpointFailsClosed(t *testing.T) {
 // checkpointOf is a checkpoint with a valid checksum of data.
 func checkpointOf(t *testing.T, data string) string {
 	t.Helper()
-	cp := &stateCheckpoint{Data: data}
+	cp := &admittedCheckpoint{Data: data}
 	cp.Checksum = checksum.New(data)
 	blob, err := cp.MarshalCheckpoint()
 	require.NoError(t, err)
@@ -97,9 +97,9 @@ func TestCheckpointInAnUntrustedPlaceIsNotUsed(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, []byte(checkpointOf(t, `{"pods":{"web-uid":{"debug":"busybox"}}}`)), 0o600))
 	require.NoError(t, os.Chmod(path, 0o666))
 
-	sd, err := openStateDir(state)
+	store, err := newAdmittedStore(state)
 	require.NoError(t, err)
-	_, err = newAdmittedStore(sd).load()
+	_, err = store.load()
 	require.ErrorContains(t, err, path)
 	assert.ErrorContains(t, err, "writable")
 

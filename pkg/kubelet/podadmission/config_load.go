@@ -97,54 +97,30 @@ func LoadConfig(path string) (*Config, error) {
 		return nil, err
 	}
 
-	var read []configFileRead
+	cfg := &Config{Files: files, snapshot: configSnapshot{path: path, dir: dir, takenAt: time.Now()}}
+	hash := sha256.New()
 	var errs []error
 	for _, file := range files {
-		r, err := readConfigFile(file)
+		read, err := readConfigFile(file)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		read = append(read, configFileRead{path: file, fileRead: *r})
-	}
-	cfg, err := configOf(configSnapshot{path: path, dir: dir, takenAt: time.Now()}, read, errs)
-	if err != nil {
-		return nil, err
-	}
-	cfg.snapshot.swap = swapLinkOf(path, dir != nil)
-	return cfg, nil
-}
-
-// configFileRead is one configuration file as read, and its path.
-type configFileRead struct {
-	path string
-	fileRead
-}
-
-// configOf builds the configuration of files, read in this order, into
-// snapshot; errs are the errors of reading them so far, reported with
-// every error of their content.
-func configOf(snapshot configSnapshot, files []configFileRead, errs []error) (*Config, error) {
-	cfg := &Config{snapshot: snapshot}
-	hash := sha256.New()
-	for _, file := range files {
 		// Length-prefixed, so that moving bytes between files changes the hash.
-		for _, part := range [][]byte{[]byte(file.path), file.data} {
+		for _, part := range [][]byte{[]byte(file), read.data} {
 			_ = binary.Write(hash, binary.BigEndian, uint64(len(part)))
 			hash.Write(part)
 		}
-		plugins, explicitlyEmpty, fileErrs := loadFile(file.path, file.data)
+		plugins, explicitlyEmpty, fileErrs := loadFile(file, read.data)
 		errs = append(errs, fileErrs...)
-		cfg.Files = append(cfg.Files, file.path)
 		cfg.Plugins = append(cfg.Plugins, plugins...)
 		cfg.snapshot.files = append(cfg.snapshot.files, fileSnapshot{
-			path:            file.path,
-			stamp:           file.stamp,
-			data:            file.data,
+			path:            file,
+			stamp:           read.stamp,
+			data:            read.data,
 			plugins:         plugins,
 			explicitlyEmpty: explicitlyEmpty,
 			base:            plugins,
-			baseData:        file.data,
 		})
 	}
 	errs = append(errs, duplicateNames(cfg.Plugins)...)
@@ -152,6 +128,7 @@ func configOf(snapshot configSnapshot, files []configFileRead, errs []error) (*C
 		return nil, utilerrors.NewAggregate(errs)
 	}
 	cfg.Hash = fmt.Sprintf("sha256:%x", hash.Sum(nil))
+	cfg.snapshot.swap = swapLinkOf(path, dir != nil)
 	return cfg, nil
 }
 
@@ -167,15 +144,6 @@ func LoadNodeConfig(path, binDir string) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkNodeConfig(cfg, binDir); err != nil {
-		return nil, err
-	}
-	return cfg, nil
-}
-
-// checkNodeConfig runs LoadNodeConfig's checks of the kubelet's flags on
-// cfg.
-func checkNodeConfig(cfg *Config, binDir string) error {
 	var errs []error
 	for _, err := range CheckExecutables(cfg, binDir) {
 		if !errors.Is(err, fs.ErrNotExist) {
@@ -183,7 +151,10 @@ func checkNodeConfig(cfg *Config, binDir string) error {
 		}
 	}
 	errs = append(errs, CheckExecEnv(cfg)...)
-	return utilerrors.NewAggregate(errs)
+	if len(errs) > 0 {
+		return nil, utilerrors.NewAggregate(errs)
+	}
+	return cfg, nil
 }
 
 // CheckExecutables checks the executable of every Exec plugin of cfg in

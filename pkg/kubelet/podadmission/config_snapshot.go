@@ -72,11 +72,8 @@ type fileSnapshot struct {
 	explicitlyEmpty bool
 	// base is what a change of the file in place may not remove or change
 	// (reload_guard.go): the plugins the file listed before the write that
-	// made this content, and baseData the content they were read from (the
-	// record of the configuration last applied keeps it). Set when the
-	// snapshot is put in use.
-	base     []ConfiguredPlugin
-	baseData []byte
+	// made this content. Set when the snapshot is put in use.
+	base []ConfiguredPlugin
 }
 
 // unchanged says, from one stat of the directory and of each file, that

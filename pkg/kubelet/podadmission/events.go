@@ -38,19 +38,6 @@ const (
 	// half-written file does too, so the change was refused; the last good
 	// configuration stays in use. The message says how to make the change.
 	EventConfigChangedInPlace = "PodAdmissionConfigChangedInPlace"
-	// EventConfigMayBeCutShort (node, Warning): at kubelet start, the
-	// configuration on disk removes plugins of the one last applied and
-	// could be a write cut short (reload_start.go), so the last applied
-	// one stays in use. The message names the files and says how to apply
-	// it.
-	EventConfigMayBeCutShort = "PodAdmissionConfigMayBeCutShort"
-	// EventConfigSettling (node, Normal): at kubelet start, the
-	// configuration on disk removes or changes plugins of the one last
-	// applied; that stays in use until the change settled.
-	EventConfigSettling = "PodAdmissionConfigSettling"
-	// EventStateNotSaved (node, Warning): the record of the configuration
-	// in use could not be written to the state directory.
-	EventStateNotSaved = "PodAdmissionStateNotSaved"
 )
 
 // recordIgnoredFailures tells the pod's owner that a plugin was skipped.

@@ -80,11 +80,8 @@ type Options struct {
 	// StateDir is a directory the Manager keeps state that must survive a
 	// kubelet restart in; the kubelet passes <root-dir>/pod-admission.
 	// Created if missing (0700); it must be root's and not group or world
-	// writable, like the configuration. It keeps the containers admitted
-	// and the configuration last applied, which NewManager compares the
-	// one on disk with (reload_start.go). Optional: without it, nothing
-	// outlives the Manager, and the configuration on disk is applied at
-	// start as it is.
+	// writable, like the configuration. Optional: without it, nothing
+	// outlives the Manager.
 	StateDir string
 
 	// newPlugin creates the transports; newTransport when nil. Only this
@@ -109,11 +106,6 @@ type Manager struct {
 	// goroutine that reloads the configuration uses them after Start.
 	config          *Config
 	lastReloadError string
-	// applied records config (nil without Options.StateDir), and
-	// distrusted is the configuration on disk refused at start, if any
-	// (reload_start.go).
-	applied    *appliedStore
-	distrusted *distrustedConfig
 
 	mu   sync.Mutex
 	pods map[types.UID]*podState
@@ -140,9 +132,7 @@ type Manager struct {
 // NewManager loads the configuration at opts.ConfigPath and creates its
 // plugins, without starting anything: no goroutine runs and no connection
 // is made before Start. An invalid configuration is an error that names the
-// file and the field. With opts.StateDir, a configuration on disk that
-// removes or changes plugins of the one last applied is not applied at
-// once (reload_start.go). It registers the pod admission metrics with the
+// file and the field. It registers the pod admission metrics with the
 // legacy registry.
 func NewManager(opts Options) (*Manager, error) {
 	switch {
@@ -172,22 +162,16 @@ func NewManager(opts Options) (*Manager, error) {
 		m.clock = clock.RealClock{}
 	}
 	if opts.StateDir != "" {
-		state, err := openStateDir(opts.StateDir)
-		if err != nil {
+		if m.store, err = newAdmittedStore(opts.StateDir); err != nil {
 			return nil, err
 		}
-		m.store, m.applied = newAdmittedStore(state), newAppliedStore(state)
 		m.restoreAdmitted(klog.Background())
-		if m.config, err = m.configAtStart(context.Background(), cfg); err != nil {
-			return nil, err
-		}
 	}
-	chain, err := newChainReusing(m.config, nil, opts.newPlugin, opts.BinDir, &m.plugins)
+	chain, err := newChainReusing(cfg, nil, opts.newPlugin, opts.BinDir, &m.plugins)
 	if err != nil {
 		return nil, err
 	}
 	m.chain.Store(chain)
-	m.saveApplied(context.Background())
 	return m, nil
 }
 
@@ -213,10 +197,9 @@ func (m *Manager) Start(ctx context.Context) {
 	}
 	m.startPlugins(m.chain.Load())
 	watch := m.watchConfig(klog.FromContext(ctx))
-	// The configuration may have changed between NewManager and the watch,
-	// or be a change of the one last applied that has to settle.
-	retry := m.reload(ctx)
-	m.goRun(func() { m.runConfigWatch(ctx, watch, retry) })
+	// The configuration may have changed between NewManager and the watch.
+	m.reload(ctx)
+	m.goRun(func() { m.runConfigWatch(ctx, watch) })
 	m.goRun(func() { m.runGarbageCollection(ctx) })
 }
 

@@ -43,9 +43,9 @@ const (
 	maxWriterWait = 8 * time.Second
 )
 
-// runConfigWatch reloads the configuration when it changes on disk, and
-// after retry if it is not 0, until ctx is done; then it stops the Manager.
-func (m *Manager) runConfigWatch(ctx context.Context, w *configWatch, retry time.Duration) {
+// runConfigWatch reloads the configuration when it changes on disk, until
+// ctx is done; then it stops the Manager.
+func (m *Manager) runConfigWatch(ctx context.Context, w *configWatch) {
 	logger := klog.FromContext(ctx)
 	defer m.stop(logger)
 
@@ -66,9 +66,6 @@ func (m *Manager) runConfigWatch(ctx context.Context, w *configWatch, retry time
 		}
 		next = m.clock.NewTimer(after)
 		due = next.C()
-	}
-	if retry > 0 {
-		schedule(retry)
 	}
 	reload := func() {
 		next, due = nil, nil
@@ -137,9 +134,6 @@ func (m *Manager) reload(ctx context.Context) (retryAfter time.Duration) {
 		m.config.snapshot.writerWaits++
 		return wait
 	}
-	if err == nil {
-		err = m.distrust(cfg)
-	}
 	if err == nil && cfg.Hash != m.config.Hash {
 		if wait := settleLeft(m.config, cfg, m.clock.Now()); wait > 0 {
 			logger.V(2).Info("Pod admission configuration changed; applying it once it stays unchanged", "settleWindow", settleWindow, "retryAfter", wait)
@@ -154,7 +148,6 @@ func (m *Manager) reload(ctx context.Context) (retryAfter time.Duration) {
 		// the next resync finds them unchanged.
 		m.config = cfg
 		m.lastReloadError = ""
-		m.saveApplied(ctx)
 		return 0
 	}
 	var chain *Chain
@@ -169,7 +162,6 @@ func (m *Manager) reload(ctx context.Context) (retryAfter time.Duration) {
 	m.lastReloadError = ""
 	previous := m.chain.Swap(chain)
 	m.config = cfg
-	m.saveApplied(ctx)
 	m.startPlugins(chain)
 	m.goRun(func() {
 		if err := previous.retire(); err != nil {
@@ -206,12 +198,8 @@ func (m *Manager) refuseReload(ctx context.Context, err error) {
 	klog.FromContext(ctx).Error(err, "Refused the changed pod admission configuration; the last good one stays in use", "path", m.opts.ConfigPath)
 	reason := EventConfigInvalid
 	var inPlace *inPlaceChangeError
-	var cutShort *cutShortError
-	switch {
-	case errors.As(err, &inPlace):
+	if errors.As(err, &inPlace) {
 		reason = EventConfigChangedInPlace
-	case errors.As(err, &cutShort):
-		reason = EventConfigMayBeCutShort
 	}
 	m.recordNodeEvent(v1.EventTypeWarning, reason,
 		"Refused the changed pod admission configuration; the last good one stays in use: %v", err)

@@ -53,7 +53,8 @@ type inPlaceChangeError struct {
 func (e *inPlaceChangeError) Error() string {
 	return fmt.Sprintf("%s: changed in place in a way that removes or changes its plugins [%s]; a file written in place can be read "+
 		"half-written, so that is not applied. Write the new content to a file whose name starts with \".\" or does not end in "+
-		".yaml, .yml or .json (it is not read), then rename it to %s; to remove every plugin of the file, write \"plugins: []\"", e.file, strings.Join(e.lost, ", "), e.file)
+		".yaml, .yml or .json (it is not read), then rename it to %s; to remove every plugin of the file, write \"plugins: []\"; "+
+		"or restart the kubelet", e.file, strings.Join(e.lost, ", "), e.file)
 }
 
 // guardReload decides whether next, a valid configuration just read, may
@@ -69,12 +70,12 @@ func guardReload(current, next *Config) error {
 		}
 		switch {
 		case bytes.Equal(f.data, old.data):
-			f.base, f.baseData = old.base, old.baseData
+			f.base = old.base
 			continue
 		case bytes.HasPrefix(f.data, old.data):
-			f.base, f.baseData = old.base, old.baseData // the write of old's content goes on
+			f.base = old.base // the write of old's content goes on
 		default:
-			f.base, f.baseData = old.plugins, old.data // a new write over old's content
+			f.base = old.plugins // a new write over old's content
 		}
 		if lost := lostPlugins(f.base, f.plugins); len(lost) > 0 {
 			return &inPlaceChangeError{file: f.path, lost: lost}
