@@ -114,7 +114,9 @@ for s in pre post posttrans preun triggerin triggerpostun; do
   render_script "${REPO_ROOT}/build/rpm/${s}.sh" rpm/dnf |
     sed -e "/^@RPM_COMMON@\$/{r ${REPO_ROOT}/build/rpm/common.sh" -e 'd}' >"${work}/scripts/${s}"
 done
-shellcheck -s sh "${work}/scripts/"*
+# SC2317: each script carries the whole of build/pkgscripts/common.sh and
+# calls only some of its functions; shellcheck takes the others as unreachable.
+shellcheck -s sh -e SC2317 "${work}/scripts/"*
 shellcheck -x -P "${REPO_ROOT}" "${REPO_ROOT}/build/rpm/build.sh" "${REPO_ROOT}/build/rpm/test-cycle.sh"
 ok "shellcheck: the scriptlets, build.sh and test-cycle.sh are clean"
 
