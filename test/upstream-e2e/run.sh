@@ -77,7 +77,7 @@ CNI_BRIDGE=upstreame2e0
 CNI_SUBNET=10.100.0.0/24 # the podCIDR of test/e2e_node/jenkins/default-kubelet-config.yaml
 # Host paths the suite and the kubelet create; the ones that exist before a
 # run are kept.
-HOST_PATHS=(/var/lib/kubelet /var/log/pods /var/log/containers /etc/kubernetes /var/lib/cni /run/containerd /tmp/node-e2e-*)
+HOST_PATHS=(/var/lib/kubelet /var/log/pods /var/log/containers /etc/kubernetes /usr/libexec/kubernetes /var/lib/cni /run/containerd /tmp/node-e2e-*)
 CGROUP_NAMES=(kubepods kubepods.slice kubelet.slice kubelet system runtime.slice)
 
 export UNITS_STATE_DIR=${RUNDIR}/units
