@@ -139,6 +139,7 @@ test-build: ## Tests of the build scripts (the dependency drift check).
 .PHONY: test-unit
 test-unit: ## Unit tests of this module (and of build/image, a module of its own) with the race detector.
 	go test -race -count=1 -timeout 30m ./...
+	go test -race -count=1 -tags e2e_node ./test/e2e_node/framework/
 	cd build/image && GOWORK=off go test -race -count=1 ./...
 
 .PHONY: test-fuzz

@@ -41,8 +41,9 @@
 # The system containerd is not touched (the e2e suite runs its own).
 #
 # Environment: BIN_DIR (default _output/bin) holds the binaries the e2e
-# suite runs, E2E_RUNTIME (containerd) and E2E_ARTIFACTS (_output/e2e) as
-# for make test-e2e-node.
+# suite runs, E2E_RUNTIME (containerd), E2E_ARTIFACTS (_output/e2e) and
+# CONTAINERD_BIN (build/containerd.sh dir: containerd 2.x) as for make
+# test-e2e-node.
 
 # shellcheck source=build/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
@@ -54,6 +55,7 @@ deb_dir=$(cd "${deb_dir}" && pwd)
 BIN_DIR=$(cd "${BIN_DIR:-${OUTPUT_DIR}/bin}" && pwd)
 E2E_RUNTIME=${E2E_RUNTIME:-containerd}
 E2E_ARTIFACTS=${E2E_ARTIFACTS:-${OUTPUT_DIR}/e2e}
+CONTAINERD_BIN=${CONTAINERD_BIN:-$("${REPO_ROOT}/build/containerd.sh" dir)}
 
 version=$("${REPO_ROOT}/build/version.sh" version)
 deb_version=${version#v}
@@ -405,10 +407,13 @@ package_e2e() {
   rc=0
   "${BIN_DIR}/e2e/e2e_node.test" -test.v -test.timeout=20m -test.run='^TestPodSecurityPlugin$' \
     -e2e.runtime="${E2E_RUNTIME}" -e2e.bin-dir="${farm}" -e2e.artifacts="${E2E_ARTIFACTS}" \
+    -e2e.containerd-bin-dir="${CONTAINERD_BIN}" \
     -e2e.plugins-dir=/usr/libexec/kubernetes/pod-admission >"${e2e_log}" 2>&1 || rc=$?
   "${BIN_DIR}/e2e/e2e-cluster" clean >>"${e2e_log}" 2>&1 || rc=1
   lock_e2e
-  grep -E '^(=== RUN|--- |PASS|FAIL|ok|artifacts:)' "${e2e_log}" | sed 's/^/    /'
+  # A run that dies before its first test prints none of these lines:
+  # the failure below shows its log's tail.
+  grep -E '^(=== RUN|--- |PASS|FAIL|ok|artifacts:)' "${e2e_log}" | sed 's/^/    /' || true
   [[ ${rc} -eq 0 ]] || fail "the node e2e suite failed with the installed kubelet and plugin: ${e2e_log}"$'\n'"$(tail -n 40 "${e2e_log}")"
   expect_eq "$(find /etc/kubernetes /usr/libexec/kubernetes | LC_ALL=C sort)" "${before_e2e}" "the package's directories after the e2e run"
   ok "node e2e TestPodSecurityPlugin passed with /usr/bin/kubelet and /usr/libexec/kubernetes/pod-admission/pod-security-plugin (${E2E_RUNTIME})"

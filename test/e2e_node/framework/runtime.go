@@ -65,7 +65,13 @@ func newRuntime(mode string, layout Layout, bins Binaries, nri *NRIOptions) (Run
 		}
 		return &fakeRuntime{layout: layout, bins: bins}, nil
 	case ContainerdMode, Containerd16Mode:
-		return newContainerdRuntime(mode, layout, bins, nri)
+		r, err := newContainerdRuntime(mode, layout, bins, nri)
+		if err != nil {
+			// Not r: a nil *containerdRuntime in a Runtime is not nil, and
+			// the cluster's teardown would stop it.
+			return nil, err
+		}
+		return r, nil
 	default:
 		return nil, fmt.Errorf("unknown runtime mode %q: want %s, %s or %s", mode, ContainerdMode, Containerd16Mode, FakeMode)
 	}
