@@ -123,14 +123,22 @@ verify: ## gofmt, go vet, generated code up to date.
 
 ##@ Tests
 
-# What CI runs, in this order (.ci/run times each step).
-TEST_STEPS := verify verify-patches upstream-status test-build test-unit test-fuzz test-patched test-e2e-node test-upstream-e2e-node-slice test-other-minors test-packages
+# make test: the default minor end to end, in this order; under an hour
+# cold. The long suites are targets of their own that CI runs after it
+# (.ci/run times each step of both).
+TEST_STEPS := verify verify-patches upstream-status test-build test-unit test-fuzz test-patched test-e2e-node test-packages
+LONG_TEST_STEPS := test-upstream-e2e-node-slice test-other-minors
 .PHONY: test
-test: $(TEST_STEPS) ## Everything CI runs.
+test: $(TEST_STEPS) ## The default minor end to end: verify, every series, unit, fuzz, patched-tree, node e2e and package tests.
 
-.PHONY: test-steps
+.PHONY: test-all
+test-all: test $(LONG_TEST_STEPS) ## What CI runs: make test, then upstream's node e2e slice and every other buildable minor.
+
+.PHONY: test-steps test-long-steps
 test-steps:
 	@echo $(TEST_STEPS)
+test-long-steps:
+	@echo $(LONG_TEST_STEPS)
 
 .PHONY: test-build
 test-build: ## Tests of the build scripts (the dependency drift check).
@@ -152,12 +160,12 @@ test-patched: source ## Upstream unit tests of the packages the series touches, 
 
 # The default minor runs the whole node e2e suite (test-e2e-node); every
 # other minor that builds here is built, tested in its tree (the packages
-# the series changes) and runs the e2e smoke against the default minor's
-# control plane.
+# the series changes), runs the e2e smoke against the default minor's
+# control plane and cycles its .deb and .rpm.
 .PHONY: test-other-minors
-test-other-minors: ## Every other buildable minor: kubelet, test-patched (series packages), node e2e smoke.
+test-other-minors: package-tools ## Every other buildable minor: kubelet, test-patched (series packages), node e2e smoke, .deb and .rpm cycles.
 	@for m in $(filter-out $(DEFAULT_MINOR),$(BUILDABLE_MINORS)); do \
-		$(MAKE) --no-print-directory kubelet test-patched test-e2e-node-smoke UPSTREAM=$$m TEST_PATCHED_SCOPE=series || exit 1; \
+		$(MAKE) --no-print-directory kubelet test-patched test-e2e-node-smoke test-packages-minor UPSTREAM=$$m TEST_PATCHED_SCOPE=series || exit 1; \
 	done
 
 ##@ Benchmarks (each rewrites its own section of BENCHMARKS.md)

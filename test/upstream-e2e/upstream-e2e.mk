@@ -56,7 +56,7 @@ test-upstream-e2e-node: upstream-e2e-build e2e-host-deps ## Upstream's node e2e 
 # NodeConformance, gate on, one configuration.
 UPSTREAM_E2E_SLICE_RUN = FOCUS='$(UPSTREAM_E2E_SLICE_FOCUS)' SKIP='\[Flaky\]|\[Slow\]' PARALLELISM=1
 .PHONY: test-upstream-e2e-node-slice
-test-upstream-e2e-node-slice: upstream-e2e-build-slice e2e-host-deps ## make test's slice of upstream's node e2e suite: the feature's ginkgo tests and a NodeConformance slice, gate on.
+test-upstream-e2e-node-slice: upstream-e2e-build-slice e2e-host-deps ## CI's slice (make test-all) of upstream's node e2e suite: the feature's ginkgo tests and a NodeConformance slice, gate on.
 	$(call upstream_e2e_run,$(UPSTREAM_E2E_SLICE_RUN),slice-$$(date -u +%Y%m%dT%H%M%SZ),gate-on)
 
 # The same slice against the four configurations (about 15 minutes), for a
