@@ -120,6 +120,11 @@ for _ in $(seq 1 100); do
   sleep 0.2
 done
 ctr_() { ctr -a "${socket}" -n podadmission-image-check "$@"; }
+# ctr run's stdout is the container's; ctr's own warnings (containerd 2.2+
+# warns of cgroup v1 on every call) go to stderr, kept for a failure.
+run_in_image() {
+  ctr_ run --rm --snapshotter=overlayfs "docker.io/${ref}" podadmission-image-check "$@" 2>"${work}/ctr-run.err"
+}
 containerd_version=$(ctr -a "${socket}" version | awk '/Server:/ { s = 1 } s && /Version:/ { print $2; exit }')
 
 for archive in "${oci}" "${docker_tar}"; do
@@ -129,13 +134,13 @@ for archive in "${oci}" "${docker_tar}"; do
   got=$(ctr_ images ls | awk -v r="docker.io/${ref}" '$1 == r { print $3 }')
   # A docker save archive holds no manifest: containerd writes one of its own.
   [[ "${archive}" != "${oci}" || "${got}" == "${digest}" ]] || fail "${archive##*/} imported with digest ${got}, want ${digest}"
-  out=$(ctr_ run --rm --snapshotter=overlayfs "docker.io/${ref}" podadmission-image-check /usr/local/bin/kubelet --version 2>&1) ||
-    fail "ctr run of the kubelet in ${archive##*/} failed:"$'\n'"${out}"
+  out=$(run_in_image /usr/local/bin/kubelet --version) ||
+    fail "ctr run of the kubelet in ${archive##*/} failed:"$'\n'"${out}"$'\n'"$(cat "${work}/ctr-run.err")"
   [[ "${out}" == "Kubernetes ${version}" ]] || fail "the kubelet in ${archive##*/} says ${out}, want Kubernetes ${version}"
-  out=$(ctr_ run --rm --snapshotter=overlayfs "docker.io/${ref}" podadmission-image-check \
-    /usr/local/bin/podadmctl validate /usr/local/share/podadmission-kubelet/pod-admission --bin-dir /usr/local/lib/pod-admission 2>&1) ||
-    fail "podadmctl validate in ${archive##*/} failed:"$'\n'"${out}"
-  ok "containerd ${containerd_version} imports ${archive##*/} as docker.io/${ref}@${got}; ctr run: $(ctr_ run --rm --snapshotter=overlayfs "docker.io/${ref}" podadmission-image-check /usr/local/bin/kubelet --version); podadmctl validate: ${out}"
+  kubelet_version=${out}
+  out=$(run_in_image /usr/local/bin/podadmctl validate /usr/local/share/podadmission-kubelet/pod-admission --bin-dir /usr/local/lib/pod-admission) ||
+    fail "podadmctl validate in ${archive##*/} failed:"$'\n'"${out}"$'\n'"$(cat "${work}/ctr-run.err")"
+  ok "containerd ${containerd_version} imports ${archive##*/} as docker.io/${ref}@${got}; ctr run: ${kubelet_version}; podadmctl validate: ${out}"
   ctr_ images rm --sync "docker.io/${ref}" >/dev/null
 done
 echo ">>> image checks passed: ${checks} checks, ${lock_wait}s waiting for the machine lock"
