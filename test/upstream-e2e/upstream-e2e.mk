@@ -56,8 +56,12 @@ test-upstream-e2e-node: upstream-e2e-build e2e-host-deps ## Upstream's node e2e 
 # NodeConformance, gate on, one configuration.
 UPSTREAM_E2E_SLICE_RUN = FOCUS='$(UPSTREAM_E2E_SLICE_FOCUS)' SKIP='\[Flaky\]|\[Slow\]' PARALLELISM=1
 .PHONY: test-upstream-e2e-node-slice
-test-upstream-e2e-node-slice: upstream-e2e-build-slice e2e-host-deps ## CI's slice (make test-all) of upstream's node e2e suite: the feature's ginkgo tests and a NodeConformance slice, gate on.
-	$(call upstream_e2e_run,$(UPSTREAM_E2E_SLICE_RUN),slice-$$(date -u +%Y%m%dT%H%M%SZ),gate-on)
+# It fails when a test fails, the suite exits non-zero or no test passes
+# (results -check), naming each failed test.
+test-upstream-e2e-node-slice: upstream-e2e-build-slice e2e-host-deps ## CI's slice (make test-all) of upstream's node e2e suite: the feature's ginkgo tests and a NodeConformance slice, gate on; fails on any failed test.
+	@run=slice-$$(date -u +%Y%m%dT%H%M%SZ); \
+	$(call upstream_e2e_run,$(UPSTREAM_E2E_SLICE_RUN),$$run,gate-on) && \
+	go run ./test/upstream-e2e/cmd/results -check -runs $(UPSTREAM_E2E_DIR)/runs/$$run gate-on
 
 # The same slice against the four configurations (about 15 minutes), for a
 # comparison quicker than the full run's.

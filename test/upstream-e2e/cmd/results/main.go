@@ -26,6 +26,12 @@ limitations under the License.
 //
 // The first configuration is the reference. It exits 1 when a test that
 // passes on the reference does not pass on another configuration.
+//
+//	results -check -runs DIR CONFIGURATION...
+//
+// checks a run instead of reporting on it (check.go): it names every test
+// that failed and exits 1 when one did, when the suite itself exited
+// non-zero or when no test passed.
 package main
 
 import (
@@ -70,6 +76,9 @@ type configuration struct {
 	skipped []string
 	feature []string
 	seconds int
+	// exits holds the suite's exit code (run.sh's exit-code) of each part,
+	// by the part's directory.
+	exits   map[string]string
 	kubelet string
 	runtime string
 }
@@ -91,6 +100,7 @@ func main() {
 	causesFile := flag.String("causes", "", "file of \"regexp<TAB>cause\" lines for the tests that fail on the reference")
 	command := flag.String("command", "", "the command that made the run, for the report")
 	selection := flag.String("selection", "", "what the run selected, for the report")
+	check := flag.Bool("check", false, "check the run instead of writing the report: exit 1 when a test failed, the suite exited non-zero or no test passed")
 	featureLabel = flag.String("feature", "[Feature:PodAdmissionPlugin]", "the feature's own tests: reported on their own, out of the pass-set comparison (they depend on the gate)")
 	flag.Parse()
 	if *runs == "" || flag.NArg() < 1 {
@@ -111,6 +121,13 @@ func main() {
 		}
 		c.classify()
 		configs = append(configs, c)
+	}
+	if *check {
+		if problems := checkRun(os.Stdout, configs); problems > 0 {
+			fmt.Fprintf(os.Stderr, "results: %d problems in the run (above)\n", problems)
+			os.Exit(1)
+		}
+		return
 	}
 	regressions := report(os.Stdout, configs, causes, *command, *selection)
 	if regressions > 0 {
@@ -194,6 +211,10 @@ func (c *configuration) load(dir string) error {
 		f.Close()
 	}
 	c.seconds += atoi(readTrimmed(filepath.Join(dir, "seconds")))
+	if c.exits == nil {
+		c.exits = map[string]string{}
+	}
+	c.exits[dir] = readTrimmed(filepath.Join(dir, "exit-code"))
 	c.kubelet = readTrimmed(filepath.Join(dir, "kubelet-version"))
 	c.runtime = runtimeVersions(readTrimmed(filepath.Join(dir, "runtime-versions.txt")))
 	return nil

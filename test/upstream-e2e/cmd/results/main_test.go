@@ -123,3 +123,56 @@ func TestBadCausesLine(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "causes.tsv:2: want regexp<TAB>cause")
 }
+
+func writeExitCode(t *testing.T, dir, code string) {
+	t.Helper()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "exit-code"), []byte(code+"\n"), 0o644))
+}
+
+func TestCheckNamesEveryFailedTest(t *testing.T) {
+	run := t.TempDir()
+	dir := filepath.Join(run, "gate-on")
+	writeJUnit(t, dir, `
+<testcase name="[It] a" status="passed"></testcase>
+<testcase name="[It] b" status="failed"><failure message="timed out waiting for pod&#10;more"></failure></testcase>
+<testcase name="[It] PodAdmissionPlugin [Feature:PodAdmissionPlugin] holds" status="failed"><failure message="pod never admitted"></failure></testcase>`)
+	writeExitCode(t, dir, "1")
+	var out bytes.Buffer
+	assert.Equal(t, 3, checkRun(&out, loadAll(t, []string{run}, "gate-on")))
+	assert.Contains(t, out.String(), "gate-on: FAILED [It] b: timed out waiting for pod\n")
+	assert.Contains(t, out.String(), "gate-on: FAILED [It] PodAdmissionPlugin [Feature:PodAdmissionPlugin] holds: pod never admitted\n", "the feature's own tests are checked too")
+	assert.Contains(t, out.String(), "gate-on: the suite exited 1: see "+filepath.Join(dir, "build-log.txt"))
+}
+
+func TestCheckFailsASuiteExitWithoutAFailedTest(t *testing.T) {
+	run := t.TempDir()
+	dir := filepath.Join(run, "gate-on")
+	writeJUnit(t, dir, `<testcase name="[It] a" status="passed"></testcase>`)
+	writeExitCode(t, dir, "1")
+	var out bytes.Buffer
+	assert.Equal(t, 1, checkRun(&out, loadAll(t, []string{run}, "gate-on")), "a failed set-up node fails no test of the report")
+	assert.Contains(t, out.String(), "gate-on: the suite exited 1")
+}
+
+func TestCheckFailsARunWhereNothingPassed(t *testing.T) {
+	run := t.TempDir()
+	dir := filepath.Join(run, "gate-on")
+	writeJUnit(t, dir, `<testcase name="[It] a" status="skipped"><skipped message="skipped"/></testcase>`)
+	writeExitCode(t, dir, "0")
+	var out bytes.Buffer
+	assert.Equal(t, 1, checkRun(&out, loadAll(t, []string{run}, "gate-on")))
+	assert.Equal(t, "gate-on: no test passed\n", out.String())
+}
+
+func TestCheckPassesAGreenRun(t *testing.T) {
+	run := t.TempDir()
+	dir := filepath.Join(run, "gate-on")
+	writeJUnit(t, dir, `
+<testcase name="[It] a" status="passed"></testcase>
+<testcase name="[It] PodAdmissionPlugin [Feature:PodAdmissionPlugin] holds" status="passed"></testcase>
+<testcase name="[It] gpu" status="skipped"><skipped message="no gpu"/></testcase>`)
+	writeExitCode(t, dir, "0")
+	var out bytes.Buffer
+	assert.Zero(t, checkRun(&out, loadAll(t, []string{run}, "gate-on")))
+	assert.Equal(t, "gate-on: 2 tests passed, 1 skipped, none failed\n", out.String())
+}
