@@ -73,6 +73,15 @@ CONTAINERD_SOCK=${RUNDIR}/containerd/containerd.sock
 PLUGIN_CONFIG_DIR=${RUNDIR}/pod-admission/config
 PLUGIN_BIN_DIR=${RUNDIR}/pod-admission/bin
 PLUGIN_SOCKET=${RUNDIR}/pod-admission/sockets/admit.sock
+# The node's disk: a file system of its own for the kubelet's root
+# directory and containerd's, as on a node with a kubelet disk, so that the
+# kubelet's image garbage collection and disk-pressure eviction (upstream's
+# configuration: above 85% of use, below 10% free) see the run's own use,
+# not the build machine's. A sparse file; NODE_DISK_SIZE is its size.
+NODE_DISK=/var/lib/upstream-e2e-node-disk.img
+NODE_DISK_SIZE=${NODE_DISK_SIZE:-32G}
+# The host must have room for what the run actually writes to that disk.
+NODE_DISK_HOST_FREE_GIB=8
 CNI_BRIDGE=upstreame2e0
 CNI_SUBNET=10.100.0.0/24 # the podCIDR of test/e2e_node/jenkins/default-kubelet-config.yaml
 # Host paths the suite and the kubelet create; the ones that exist before a
@@ -145,7 +154,7 @@ teardown() {
       find "${c}${d}" -depth -type d -exec rmdir {} + 2>/dev/null
     done
   done
-  rm -rf "${STATE}" "${RUNDIR}"
+  rm -rf "${STATE}" "${RUNDIR}" "${NODE_DISK}"
   local p keep e
   for p in ${HOST_PATHS[@]}; do
     [[ -e "${p}" ]] || continue
@@ -163,6 +172,24 @@ teardown() {
 trap 'teardown' EXIT
 trap 'exit 130' INT TERM
 
+# mount_node_disk: a fresh ext4 file system on NODE_DISK, at ${STATE}/disk,
+# with /var/lib/kubelet bound to its kubelet directory. The loop device goes
+# with the last unmount.
+mount_node_disk() {
+  local avail
+  avail=$(df -B1 --output=avail "$(dirname "${NODE_DISK}")" | tail -n1)
+  ((avail >= NODE_DISK_HOST_FREE_GIB << 30)) ||
+    die "$(dirname "${NODE_DISK}") has $((avail >> 30)) GiB free: the node's disk (${NODE_DISK}, sparse) needs at least ${NODE_DISK_HOST_FREE_GIB} GiB for what the run writes"
+  rm -f "${NODE_DISK}"
+  truncate -s "${NODE_DISK_SIZE}" "${NODE_DISK}"
+  mkfs.ext4 -q -F -L upstream-e2e -E lazy_itable_init=1,lazy_journal_init=1 "${NODE_DISK}" ||
+    die "mkfs.ext4 ${NODE_DISK} failed"
+  mkdir -p "${STATE}/disk"
+  mount -o loop "${NODE_DISK}" "${STATE}/disk" || die "cannot mount ${NODE_DISK} (a loop device is needed)"
+  mkdir -p "${STATE}/disk/kubelet" "${STATE}/disk/containerd" /var/lib/kubelet
+  mount --bind "${STATE}/disk/kubelet" /var/lib/kubelet
+}
+
 start_containerd() { # start_containerd ARTIFACTS
   local dir=${STATE}/containerd cni_dir=${STATE}/cni/net.d
   mkdir -p "${dir}/cdi" "${dir}/nri/plugins" "${dir}/nri/conf.d" "${RUNDIR}/containerd" "${cni_dir}" "${STATE}/cni/ipam"
@@ -170,7 +197,7 @@ start_containerd() { # start_containerd ARTIFACTS
   # (test/e2e_node/containerdconfig); the host is the pods' gateway, so
   # that the suite's probes and port checks reach pods.
   "${OUT}/tools/containerd-config" -version 3 \
-    -config "${dir}/config.toml" -root "${dir}/root" -state "${RUNDIR}/containerd/state" \
+    -config "${dir}/config.toml" -root "${STATE}/disk/containerd" -state "${RUNDIR}/containerd/state" \
     -socket "${CONTAINERD_SOCK}" -shim "${CONTAINERD_BIN}/containerd-shim-runc-v2" \
     -runc "${CONTAINERD_BIN}/runc" -runc-root "${RUNDIR}/containerd/runc" \
     -cni-conf-dir "${cni_dir}" -cdi-spec-dir "${dir}/cdi" -sandbox-image "$(cat "${OUT}/images/Pause.ref")" \
@@ -221,6 +248,40 @@ YAML
   cp "${PLUGIN_CONFIG_DIR}/10-upstream-e2e.yaml" "$2/"
 }
 
+# percent_of [BLOCK.]KEY DEFAULT FILE: the percentage "KEY: N" or "KEY: N%"
+# sets at the top level of the kubelet configuration FILE, or in its map
+# BLOCK (evictionHard.nodefs.available); DEFAULT without one (or when it is
+# a quantity, not a percentage).
+percent_of() {
+  awk -v key="$1" -v def="$2" '
+    function value(v) { gsub(/[" ]/, "", v); if (v ~ /^[0-9]+%?$/) { sub(/%/, "", v); print v; found = 1; exit } }
+    BEGIN { block = ""; name = key; if (index(key, ".")) { block = substr(key, 1, index(key, ".") - 1); name = substr(key, index(key, ".") + 1) } }
+    /^[^ #]/ { inblock = ($0 ~ "^" block ":") }
+    block == "" && index($0, name ":") == 1 { value(substr($0, length(name) + 2)) }
+    block != "" && inblock && $0 ~ /^ +/ { line = $0; sub(/^ +/, "", line); if (index(line, name ":") == 1) value(substr(line, length(name) + 2)) }
+    END { if (!found) print def }' "$3"
+}
+
+# check_disk KUBELET_CONFIG: refuse to run when the node's disk (the file
+# system of the kubelet's and containerd's state) is so full that the kubelet of that
+# configuration would collect images (above imageGCHighThresholdPercent of
+# use, 85 by default) or evict pods (below evictionHard nodefs.available):
+# the suite's images are built here and cannot be pulled again, so every
+# test after that fails for a reason that is not the kubelet's.
+check_disk() {
+  local gc_high evict_pct need size avail target
+  gc_high=$(percent_of imageGCHighThresholdPercent 85 "$1")
+  evict_pct=$(percent_of evictionHard.nodefs.available 10 "$1")
+  read -r target size avail < <(df -B1 --output=target,size,avail "${STATE}/disk" | tail -n1)
+  need=$((size * (100 - gc_high) / 100))
+  ((size * evict_pct / 100 > need)) && need=$((size * evict_pct / 100))
+  need=$((need + (2 << 30))) # the run's own images, logs and pods
+  ((avail >= need)) && return 0
+  die "${target} has $((avail >> 30)) GiB free of $((size >> 30)) GiB: the kubelet of upstream's node e2e configuration" \
+    "(imageGCHighThresholdPercent ${gc_high}, evictionHard nodefs.available ${evict_pct}%) would remove the suite's images," \
+    "which cannot be pulled here, and evict its pods; free at least $(((need - avail + (1 << 30) - 1) >> 30)) GiB on ${target}"
+}
+
 run_configuration() {
   local config=$1
   local artifacts=${RUNS}/${config}
@@ -228,6 +289,16 @@ run_configuration() {
   mkdir -p "${artifacts}"
   teardown
   mkdir -p "${STATE}" "${RUNDIR}"
+  # Upstream's kubelet configuration for node e2e runs; a cgroup v1 host
+  # (these machines) needs failCgroupV1: false, or the kubelet refuses to start.
+  local kubelet_config=${STATE}/kubelet-config.yaml
+  cp "${SRC_DIR}/test/e2e_node/jenkins/default-kubelet-config.yaml" "${kubelet_config}"
+  if [[ "$(stat -fc %T /sys/fs/cgroup)" != cgroup2fs ]]; then
+    echo "failCgroupV1: false" >>"${kubelet_config}"
+  fi
+  cp "${kubelet_config}" "${artifacts}/kubelet-config-file.yaml"
+  mount_node_disk
+  check_disk "${kubelet_config}"
   log "${config}: starting containerd and importing the images"
   start_containerd "${artifacts}"
 
@@ -256,15 +327,6 @@ run_configuration() {
   [[ -n "${SKIP}" ]] && ginkgo_flags+=" -skip=\"${SKIP}\""
   [[ -n "${LABEL_FILTER}" ]] && ginkgo_flags+=" --label-filter=\"${LABEL_FILTER}\""
   printf 'LABEL_FILTER=%s\nFOCUS=%s\nSKIP=%s\nPARALLELISM=%s\n' "${LABEL_FILTER}" "${FOCUS}" "${SKIP}" "${PARALLELISM}" >"${artifacts}/selection"
-
-  # Upstream's kubelet configuration for node e2e runs; a cgroup v1 host
-  # (these machines) needs failCgroupV1: false, or the kubelet refuses to start.
-  local kubelet_config=${STATE}/kubelet-config.yaml
-  cp "${SRC_DIR}/test/e2e_node/jenkins/default-kubelet-config.yaml" "${kubelet_config}"
-  if [[ "$(stat -fc %T /sys/fs/cgroup)" != cgroup2fs ]]; then
-    echo "failCgroupV1: false" >>"${kubelet_config}"
-  fi
-  cp "${kubelet_config}" "${artifacts}/kubelet-config-file.yaml"
 
   log "${config}: running upstream's node e2e suite ($(cat "${artifacts}/kubelet-version")); logs in ${artifacts#"${REPO_ROOT}"/}"
   local start=${EPOCHSECONDS} rc=0
