@@ -26,6 +26,8 @@ import (
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/podadmission/podadmission/pkg/apis/config/validation"
 )
 
 // defaultSocket is where the example configuration expects the gate.
@@ -64,9 +66,8 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 // validate checks the flags; every error names its flag.
 func (o *options) validate() error {
 	var errs []string
-	socket := strings.TrimPrefix(o.socket, "unix://")
-	if !filepath.IsAbs(socket) {
-		errs = append(errs, fmt.Sprintf("--socket %q: must be an absolute path or a unix:// URL", o.socket))
+	if _, err := validation.SocketPath(o.socket); err != nil {
+		errs = append(errs, fmt.Sprintf("--socket %q: %v", o.socket, err))
 	}
 	if o.ackDir != "" && !filepath.IsAbs(o.ackDir) {
 		errs = append(errs, fmt.Sprintf("--ack-dir %q: must be an absolute path", o.ackDir))
@@ -101,4 +102,8 @@ func (o *options) namespaceSelector() (labels.Selector, error) {
 	return selector, nil
 }
 
-func (o *options) socketPath() string { return strings.TrimPrefix(o.socket, "unix://") }
+// socketPath is --socket's path; validate refused a --socket it cannot parse.
+func (o *options) socketPath() string {
+	path, _ := validation.SocketPath(o.socket)
+	return path
+}

@@ -50,7 +50,8 @@ func TestOptionErrorsNameTheFlag(t *testing.T) {
 		args []string
 		want string
 	}{
-		"relative socket":  {[]string{"--socket=gate.sock"}, `--socket "gate.sock": must be an absolute path or a unix:// URL`},
+		"relative socket":  {[]string{"--socket=gate.sock"}, `--socket "gate.sock": must be a unix socket: an absolute path or a unix:// URL`},
+		"unclean socket":   {[]string{"--socket=/run//gate.sock"}, `--socket "/run//gate.sock": socket path must be clean (no //, ., .. or trailing /), like "/run/gate.sock"`},
 		"relative ack dir": {[]string{"--ack-dir=acks"}, `--ack-dir "acks": must be an absolute path`},
 		"no settle time":   {[]string{"--settle-time=0s"}, `--settle-time 0s: must be greater than 0 without --ack-dir`},
 		"negative resync":  {[]string{"--resync-period=-1s"}, `--resync-period -1s: must not be negative`},
@@ -58,7 +59,7 @@ func TestOptionErrorsNameTheFlag(t *testing.T) {
 		"negative writer":  {[]string{"--ack-writer-uid=-1"}, `--ack-writer-uid -1: must be a uid, from 0 to 4294967294`},
 		"writer too large": {[]string{"--ack-writer-uid=4294967295"}, `--ack-writer-uid 4294967295: must be a uid, from 0 to 4294967294`},
 		"several": {[]string{"--socket=x", "--settle-time=0s"},
-			`--socket "x": must be an absolute path or a unix:// URL; --settle-time 0s: must be greater than 0 without --ack-dir`},
+			`--socket "x": must be a unix socket: an absolute path or a unix:// URL; --settle-time 0s: must be greater than 0 without --ack-dir`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			err := parseOptions(t, tc.args...).validate()

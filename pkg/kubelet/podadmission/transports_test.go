@@ -49,7 +49,7 @@ func TestNewTransportErrors(t *testing.T) {
 	require.EqualError(t, err, `unknown type "HTTP", want "Exec" or "GRPC"`)
 
 	_, err = newTransport(&configv1alpha1.PluginConfig{Name: "g", Type: configv1alpha1.GRPCPluginType, Endpoint: "localhost:9000"}, "/opt/podadmission/bin")
-	require.EqualError(t, err, `endpoint "localhost:9000" is not a unix socket: want an absolute path or a unix:// URL`)
+	require.EqualError(t, err, `endpoint "localhost:9000": must be a unix socket: an absolute path or a unix:// URL`)
 }
 
 // The chain names the plugin once, in front of what its transport says.
@@ -62,5 +62,5 @@ func TestNewChainNamesThePluginOfATransportError(t *testing.T) {
 		{PluginConfig: grpcPlugin("h", "unix://h.sock"), File: "/etc/pod-admission/10.yaml", Index: 1},
 	}}
 	_, err := NewChain(cfg, "/opt/podadmission/bin")
-	require.EqualError(t, err, `/etc/pod-admission/10.yaml: plugins[1]: plugin "h": endpoint "unix://h.sock" is not a unix socket: want an absolute path or a unix:// URL`)
+	require.EqualError(t, err, `/etc/pod-admission/10.yaml: plugins[1]: plugin "h": endpoint "unix://h.sock": must be a unix socket: an absolute path or a unix:// URL`)
 }

@@ -24,8 +24,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -34,6 +32,7 @@ import (
 	"google.golang.org/grpc/status"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/podadmission/podadmission/pkg/apis/config/validation"
 	pb "github.com/podadmission/podadmission/pkg/apis/podadmission/grpc/v1alpha1"
 	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
 	"github.com/podadmission/podadmission/pkg/plugin"
@@ -68,12 +67,16 @@ func NewServer(h plugin.Handler) *Server {
 	return &Server{handler: h, watchers: map[*watcher]struct{}{}}
 }
 
-// Serve listens on the unix socket socketPath (a path or a unix:// URL) and
+// Serve listens on the unix socket socketPath (an absolute path or a
+// unix:// URL of one, as the kubelet's configuration accepts it) and
 // serves until ctx is done, then stops and removes the socket. It returns nil
 // when ctx ended it. A socket file left behind by a previous run is
 // replaced; a socket another process still serves on is an error.
 func (s *Server) Serve(ctx context.Context, socketPath string) error {
-	path := strings.TrimPrefix(socketPath, "unix://")
+	path, err := validation.SocketPath(socketPath)
+	if err != nil {
+		return fmt.Errorf("socket %q: %w", socketPath, err)
+	}
 	lis, err := listenUnix(path)
 	if err != nil {
 		return err
@@ -110,9 +113,6 @@ func (s *Server) Serve(ctx context.Context, socketPath string) error {
 // listenUnix listens on path, readable and writable by its owner only: the
 // kubelet runs as root, and nobody else has any business asking the plugin.
 func listenUnix(path string) (net.Listener, error) {
-	if !filepath.IsAbs(path) {
-		return nil, fmt.Errorf("socket path %q is not absolute", path)
-	}
 	if info, err := os.Lstat(path); err == nil {
 		if info.Mode().Type() != os.ModeSocket {
 			return nil, fmt.Errorf("refusing to replace %s: it is not a socket", path)

@@ -237,9 +237,18 @@ func TestServeSocketHandling(t *testing.T) {
 		err := Serve(context.Background(), socket, allow)
 		require.EqualError(t, err, fmt.Sprintf("refusing to replace %s: it is not a socket", socket))
 	})
-	t.Run("relative path", func(t *testing.T) {
-		err := Serve(context.Background(), "plugin.sock", allow)
-		require.EqualError(t, err, `socket path "plugin.sock" is not absolute`)
+	t.Run("what the kubelet's configuration refuses", func(t *testing.T) {
+		// One parser for the kubelet, the SDK and the shipped plugins: a
+		// plugin never listens where no kubelet configuration can reach it.
+		for socket, want := range map[string]string{
+			"plugin.sock":              `socket "plugin.sock": must be a unix socket: an absolute path or a unix:// URL`,
+			"unix://plugin.sock":       `socket "unix://plugin.sock": must be a unix socket: an absolute path or a unix:// URL`,
+			"tcp:///run/plugin.sock":   `socket "tcp:///run/plugin.sock": must be a unix socket: an absolute path or a unix:// URL`,
+			"/run/x/../plugin.sock":    `socket "/run/x/../plugin.sock": socket path must be clean (no //, ., .. or trailing /), like "/run/plugin.sock"`,
+			"unix:///run//plugin.sock": `socket "unix:///run//plugin.sock": socket path must be clean (no //, ., .. or trailing /), like "/run/plugin.sock"`,
+		} {
+			require.EqualError(t, Serve(context.Background(), socket, allow), want, socket)
+		}
 	})
 	t.Run("stopping ends watch streams", func(t *testing.T) {
 		s := NewServer(allow)

@@ -20,23 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 )
-
-const unixScheme = "unix://"
-
-// socketPath returns the socket path of an endpoint given as an absolute path
-// or a unix:// URL. Other schemes are refused: a plugin decides which pods
-// run on the node, so it must be reachable only through the node's own
-// filesystem, guarded by its permissions.
-func socketPath(endpoint string) (string, error) {
-	path := strings.TrimPrefix(endpoint, unixScheme)
-	if !filepath.IsAbs(path) {
-		return "", fmt.Errorf("endpoint %q is not a unix socket: want an absolute path or a %s URL", endpoint, unixScheme)
-	}
-	return filepath.Clean(path), nil
-}
 
 // diagnoseSocket says what is wrong with the socket at path, when a plain
 // file check can tell, to replace a generic connection error.

@@ -24,6 +24,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/podadmission/podadmission/pkg/apis/config/validation"
 	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
 )
 
@@ -47,7 +48,7 @@ func (p *Plugin) callError(ctx context.Context, err error) error {
 		if diagnosis := diagnoseSocket(p.socket); diagnosis != nil {
 			return fmt.Errorf("cannot reach the plugin: %w", diagnosis)
 		}
-		return fmt.Errorf("cannot reach %s%s: %s", unixScheme, p.socket, st.Message())
+		return fmt.Errorf("cannot reach %s%s: %s", validation.UnixSocketScheme, p.socket, st.Message())
 	case st.Code() == codes.ResourceExhausted && strings.Contains(st.Message(), "received message larger than max"):
 		return fmt.Errorf("response larger than %s", podadmissionv1alpha1.SizeInMiB(podadmissionv1alpha1.MaxResponseSize))
 	case st.Code() == codes.Unimplemented:

@@ -30,6 +30,7 @@ import (
 	"k8s.io/klog/v2"
 
 	configv1alpha1 "github.com/podadmission/podadmission/pkg/apis/config/v1alpha1"
+	"github.com/podadmission/podadmission/pkg/apis/config/validation"
 	pb "github.com/podadmission/podadmission/pkg/apis/podadmission/grpc/v1alpha1"
 	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
 	"github.com/podadmission/podadmission/pkg/kubelet/podadmission/transport"
@@ -87,9 +88,12 @@ func New(cfg *configv1alpha1.PluginConfig) (*Plugin, error) {
 	if cfg.Type != configv1alpha1.GRPCPluginType {
 		return nil, fmt.Errorf("type is %q, not %q", cfg.Type, configv1alpha1.GRPCPluginType)
 	}
-	socket, err := socketPath(cfg.Endpoint)
+	// The kubelet's configuration was validated with the same parser;
+	// a plugin is reachable only through the node's own file system,
+	// guarded by its permissions.
+	socket, err := validation.SocketPath(cfg.Endpoint)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("endpoint %q: %w", cfg.Endpoint, err)
 	}
 	p := &Plugin{
 		socket:        socket,
@@ -115,7 +119,7 @@ func (p *Plugin) Start() {
 	connectParams := grpc.ConnectParams{Backoff: backoff.DefaultConfig, MinConnectTimeout: minConnectTimeout}
 	connectParams.Backoff.BaseDelay = baseBackoffDelay
 	connectParams.Backoff.MaxDelay = maxBackoffDelay
-	conn, err := grpc.NewClient(unixScheme+p.socket,
+	conn, err := grpc.NewClient(validation.UnixSocketScheme+p.socket,
 		grpc.WithContextDialer(p.dialChecked),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithAuthority("localhost"),
@@ -127,14 +131,14 @@ func (p *Plugin) Start() {
 	if err != nil {
 		// Only options that are wrong in this code fail NewClient; calls
 		// fail closed until the plugin is configured again.
-		klog.Background().Error(err, "Cannot create the connection of a GRPC pod admission plugin", "endpoint", unixScheme+p.socket)
+		klog.Background().Error(err, "Cannot create the connection of a GRPC pod admission plugin", "endpoint", validation.UnixSocketScheme+p.socket)
 		return
 	}
 	p.client = pb.NewPodAdmissionPluginClient(conn)
 	p.conn.Store(conn)
 	ctx, stop := context.WithCancel(context.Background())
 	p.stop = stop
-	ctx = klog.NewContext(ctx, klog.Background().WithValues("endpoint", unixScheme+p.socket))
+	ctx = klog.NewContext(ctx, klog.Background().WithValues("endpoint", validation.UnixSocketScheme+p.socket))
 	p.done.Add(2)
 	go func() {
 		defer p.done.Done()

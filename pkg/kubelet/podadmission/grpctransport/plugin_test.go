@@ -308,15 +308,15 @@ func TestNewRejects(t *testing.T) {
 		},
 		"TCP endpoint": {
 			cfg:     configv1alpha1.PluginConfig{Name: "p", Type: configv1alpha1.GRPCPluginType, Endpoint: "dns:///plugin.example:443"},
-			wantErr: `endpoint "dns:///plugin.example:443" is not a unix socket: want an absolute path or a unix:// URL`,
+			wantErr: `endpoint "dns:///plugin.example:443": must be a unix socket: an absolute path or a unix:// URL`,
 		},
 		"relative path": {
 			cfg:     configv1alpha1.PluginConfig{Name: "p", Type: configv1alpha1.GRPCPluginType, Endpoint: "unix://plugin.sock"},
-			wantErr: `endpoint "unix://plugin.sock" is not a unix socket: want an absolute path or a unix:// URL`,
+			wantErr: `endpoint "unix://plugin.sock": must be a unix socket: an absolute path or a unix:// URL`,
 		},
 		"no endpoint": {
 			cfg:     configv1alpha1.PluginConfig{Name: "p", Type: configv1alpha1.GRPCPluginType},
-			wantErr: `endpoint "" is not a unix socket: want an absolute path or a unix:// URL`,
+			wantErr: `endpoint "": must be a unix socket: an absolute path or a unix:// URL`,
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
