@@ -162,9 +162,11 @@ func NewManager(opts Options) (*Manager, error) {
 		m.clock = clock.RealClock{}
 	}
 	if opts.StateDir != "" {
-		if m.store, err = newAdmittedStore(opts.StateDir); err != nil {
+		state, err := openStateDir(opts.StateDir)
+		if err != nil {
 			return nil, err
 		}
+		m.store = newAdmittedStore(state)
 		m.restoreAdmitted(klog.Background())
 	}
 	chain, err := newChainReusing(cfg, nil, opts.newPlugin, opts.BinDir, &m.plugins)
