@@ -54,9 +54,9 @@ type inPlaceChangeError struct {
 
 func (e *inPlaceChangeError) Error() string {
 	return fmt.Sprintf("%s: changed in place in a way that removes or changes its plugins [%s]; a file written in place can be read "+
-		"half-written, so that is not applied. Write the new content to a file whose name starts with \".\" or does not end in "+
-		".yaml, .yml or .json (it is not read), then rename it to %s; to remove every plugin of the file, write \"plugins: []\"; "+
-		"or restart the kubelet", e.file, strings.Join(e.lost, ", "), e.file)
+		"half-written, also after a kubelet restart or a power loss, so that is not applied. Write the new content to a file whose name "+
+		"starts with \".\" or does not end in .yaml, .yml or .json (it is not read), then rename it to %s; to remove every plugin of "+
+		"the file, write \"plugins: []\"", e.file, strings.Join(e.lost, ", "), e.file)
 }
 
 // guardReload decides whether next, a valid configuration just read, may
