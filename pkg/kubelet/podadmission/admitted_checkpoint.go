@@ -18,28 +18,17 @@ package podadmission
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
-	"k8s.io/kubernetes/pkg/kubelet/checkpointmanager"
-	"k8s.io/kubernetes/pkg/kubelet/checkpointmanager/checksum"
-	checkpointerrors "k8s.io/kubernetes/pkg/kubelet/checkpointmanager/errors"
-	utiljson "sigs.k8s.io/json"
-
-	"github.com/podadmission/podadmission/pkg/kubelet/podadmission/trust"
 )
 
 // The checkpoint keeps what the plugins admitted of admitted pods'
-// containers across kubelet restarts, in Options.StateDir, with the
-// kubelet's checkpoint manager (a checksum, a temporary file renamed into
-// place) like the allocation manager's. It matters for what the runtime
+// containers across kubelet restarts, in Options.StateDir (state_dir.go),
+// like the allocation manager's. It matters for what the runtime
 // does not show: a container admitted but not started yet, and the exact
 // image a running container was admitted with while an update of it is
 // held. A lost or stale checkpoint never stops what runs: what the runtime
@@ -55,43 +44,16 @@ const AdmittedCheckpointName = "admitted_containers_state"
 // of reach when it starts) its list of active pods is incomplete.
 const restoredStateGrace = 10 * time.Minute
 
-// admittedCheckpoint is the file's content: Data, the JSON of an
-// admittedCheckpointData, and its checksum.
-type admittedCheckpoint struct {
-	Data     string            `json:"data"`
-	Checksum checksum.Checksum `json:"checksum"`
-}
-
 type admittedCheckpointData struct {
 	// Pods maps a pod's UID to the images the plugins admitted of its
 	// containers.
 	Pods map[types.UID]admittedImages `json:"pods"`
 }
 
-var _ checkpointmanager.Checkpoint = &admittedCheckpoint{}
-
-func (c *admittedCheckpoint) MarshalCheckpoint() ([]byte, error) { return json.Marshal(c) }
-
-func (c *admittedCheckpoint) UnmarshalCheckpoint(blob []byte) error {
-	return strictJSON(blob, c)
-}
-
-func (c *admittedCheckpoint) VerifyChecksum() error { return c.Checksum.Verify(c.Data) }
-
-// strictJSON unmarshals data into obj, failing on unknown or duplicate
-// fields: a file that is not what this code wrote is corrupt.
-func strictJSON(data []byte, obj any) error {
-	strictErrs, err := utiljson.UnmarshalStrict(data, obj)
-	if err != nil {
-		return err
-	}
-	return errors.Join(strictErrs...)
-}
-
 // admittedStore reads and writes the checkpoint.
 type admittedStore struct {
-	path    string
-	manager checkpointmanager.CheckpointManager
+	state *stateDirectory
+	path  string
 
 	// mu serializes writes; savedGen is the Manager's admittedGen of the
 	// last write.
@@ -99,38 +61,17 @@ type admittedStore struct {
 	savedGen uint64
 }
 
-// newAdmittedStore opens the checkpoint in dir, which it creates (0700)
-// and which must be trusted like the configuration: whoever could write it
-// could make the kubelet take a container for admitted.
-func newAdmittedStore(dir string) (*admittedStore, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("pod admission: state directory: %w", err)
-	}
-	if err := trust.CheckDir(dir); err != nil {
-		return nil, fmt.Errorf("pod admission: state directory: %w", err)
-	}
-	manager, err := checkpointmanager.NewCheckpointManager(dir)
-	if err != nil {
-		return nil, fmt.Errorf("pod admission: state directory: %w", err)
-	}
-	return &admittedStore{path: filepath.Join(dir, AdmittedCheckpointName), manager: manager}, nil
+// newAdmittedStore is the checkpoint in state.
+func newAdmittedStore(state *stateDirectory) *admittedStore {
+	return &admittedStore{state: state, path: state.path(AdmittedCheckpointName)}
 }
 
 // load returns the pods of the checkpoint; none, without an error, when
 // there is no checkpoint yet.
 func (s *admittedStore) load() (map[types.UID]admittedImages, error) {
-	if _, err := os.Lstat(s.path); errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if _, err := trust.CheckFile(s.path); err != nil {
+	var cp stateCheckpoint
+	if found, err := s.state.read(AdmittedCheckpointName, &cp); !found || err != nil {
 		return nil, err
-	}
-	var cp admittedCheckpoint
-	if err := s.manager.GetCheckpoint(AdmittedCheckpointName, &cp); err != nil {
-		if errors.Is(err, checkpointerrors.ErrCheckpointNotFound) {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("%s: %w", s.path, err)
 	}
 	var data admittedCheckpointData
 	if err := strictJSON([]byte(cp.Data), &data); err != nil {
@@ -144,24 +85,13 @@ func (s *admittedStore) load() (map[types.UID]admittedImages, error) {
 	return data.Pods, nil
 }
 
-// save writes pods as the checkpoint, durably: the file is synced by the
-// checkpoint manager, the directory's entry here.
+// save writes pods as the checkpoint, durably.
 func (s *admittedStore) save(pods map[types.UID]admittedImages) error {
-	data, err := json.Marshal(admittedCheckpointData{Pods: pods})
+	cp, err := newStateCheckpoint(admittedCheckpointData{Pods: pods})
 	if err != nil {
 		return err
 	}
-	cp := &admittedCheckpoint{Data: string(data)}
-	cp.Checksum = checksum.New(cp.Data)
-	if err := s.manager.CreateCheckpoint(AdmittedCheckpointName, cp); err != nil {
-		return err
-	}
-	dir, err := os.Open(filepath.Dir(s.path))
-	if err != nil {
-		return err
-	}
-	defer dir.Close()
-	return dir.Sync()
+	return s.state.write(AdmittedCheckpointName, cp)
 }
 
 // restoreAdmitted gives the Manager the pods of the checkpoint, as

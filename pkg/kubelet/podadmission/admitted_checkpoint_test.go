@@ -71,9 +71,7 @@ func TestGarbageCheckpointFailsClosed(t *testing.T) {
 			// The next write replaces the garbage.
 			_, held = tm.AdmitContainers(context.Background(), appPod("other"), &kubecontainer.PodStatus{})
 			require.Empty(t, held)
-			store, err := newAdmittedStore(state)
-			require.NoError(t, err)
-			pods, err := store.load()
+			pods, err := newAdmittedStore(openState(t, state)).load()
 			require.NoError(t, err)
 			assert.Contains(t, pods, appPod("other").UID)
 		})
@@ -83,7 +81,7 @@ func TestGarbageCheckpointFailsClosed(t *testing.T) {
 // checkpointOf is a checkpoint with a valid checksum of data.
 func checkpointOf(t *testing.T, data string) string {
 	t.Helper()
-	cp := &admittedCheckpoint{Data: data}
+	cp := &stateCheckpoint{Data: data}
 	cp.Checksum = checksum.New(data)
 	blob, err := cp.MarshalCheckpoint()
 	require.NoError(t, err)
@@ -97,9 +95,7 @@ func TestCheckpointInAnUntrustedPlaceIsNotUsed(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, []byte(checkpointOf(t, `{"pods":{"web-uid":{"debug":"busybox"}}}`)), 0o600))
 	require.NoError(t, os.Chmod(path, 0o666))
 
-	store, err := newAdmittedStore(state)
-	require.NoError(t, err)
-	_, err = store.load()
+	_, err := newAdmittedStore(openState(t, state)).load()
 	require.ErrorContains(t, err, path)
 	assert.ErrorContains(t, err, "writable")
 
@@ -107,6 +103,14 @@ func TestCheckpointInAnUntrustedPlaceIsNotUsed(t *testing.T) {
 	_, err = NewManager(Options{ConfigPath: configDir(t), NodeName: "node-1", StateDir: state, newPlugin: newFakeFactory().New})
 	require.ErrorContains(t, err, "pod admission: state directory: ")
 	assert.ErrorContains(t, err, state)
+}
+
+// openState opens the state directory dir.
+func openState(t *testing.T, dir string) *stateDirectory {
+	t.Helper()
+	state, err := openStateDir(dir)
+	require.NoError(t, err)
+	return state
 }
 
 // captureLogs sends klog's global logger to a buffer until t ends.

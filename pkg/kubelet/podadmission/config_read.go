@@ -201,3 +201,11 @@ func (s fileStamp) isDir() bool { return s.mode&unix.S_IFMT == unix.S_IFDIR }
 func (s fileStamp) sameFile(o fileStamp) bool {
 	return s.dev == o.dev && s.ino == o.ino && s.btime == o.btime
 }
+
+// sameInodeAcrossBoots says whether two stamps, one of them recorded
+// before a kubelet restart or a reboot, are of the same file: the same
+// inode number, born at the same time. The device number is not compared:
+// it may change across a reboot (device-mapper and NVMe numbering).
+func (s fileStamp) sameInodeAcrossBoots(o fileStamp) bool {
+	return s.ino == o.ino && s.btime == o.btime
+}

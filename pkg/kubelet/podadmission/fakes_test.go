@@ -190,6 +190,8 @@ type testManager struct {
 	recorder *record.FakeRecorder
 	dir      string
 	file     string
+	// cancelRun ends the Manager's runCtx, for a restart (restart).
+	cancelRun func()
 }
 
 var testStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)

@@ -80,8 +80,10 @@ type Options struct {
 	// StateDir is a directory the Manager keeps state that must survive a
 	// kubelet restart in; the kubelet passes <root-dir>/pod-admission.
 	// Created if missing (0700); it must be root's and not group or world
-	// writable, like the configuration. Optional: without it, nothing
-	// outlives the Manager.
+	// writable, like the configuration. It keeps what the plugins admitted
+	// of admitted pods' containers (admitted_checkpoint.go) and the
+	// configuration last applied (config_record.go). Optional: without it,
+	// nothing outlives the Manager.
 	StateDir string
 
 	// newPlugin creates the transports; newTransport when nil. Only this
@@ -113,6 +115,10 @@ type Manager struct {
 	// containers, which store keeps (nil without Options.StateDir).
 	admittedGen uint64
 	store       *admittedStore
+	// record keeps the configuration last applied (nil without
+	// Options.StateDir); only the goroutine that reloads uses it after
+	// Start.
+	record *configRecord
 	// waker wakes held pods; nil until Start.
 	waker *podWaker
 
@@ -161,16 +167,30 @@ func NewManager(opts Options) (*Manager, error) {
 	if m.clock == nil {
 		m.clock = clock.RealClock{}
 	}
+	logger := klog.Background()
+	var restored restoredConfig
 	if opts.StateDir != "" {
-		if m.store, err = newAdmittedStore(opts.StateDir); err != nil {
+		state, err := openStateDir(opts.StateDir)
+		if err != nil {
 			return nil, err
 		}
-		m.restoreAdmitted(klog.Background())
+		m.store = newAdmittedStore(state)
+		m.record = newConfigRecord(state)
+		m.restoreAdmitted(logger)
+		restored = m.restoreConfig(logger, cfg)
+		m.config = restored.config
 	}
-	chain, err := newChainReusing(cfg, nil, opts.newPlugin, opts.BinDir, &m.plugins)
+	chain, err := newChainReusing(m.config, nil, opts.newPlugin, opts.BinDir, &m.plugins)
+	if err != nil && m.config != cfg {
+		logger.Error(err, "Pod admission cannot create the plugins kept from the configuration last applied; the configuration files are taken as they are")
+		m.config, restored = cfg, restoredConfig{}
+		chain, err = newChainReusing(cfg, nil, opts.newPlugin, opts.BinDir, &m.plugins)
+	}
 	if err != nil {
 		return nil, err
 	}
+	m.reportCutFiles(logger, restored.cut)
+	m.saveConfigRecord(logger)
 	m.chain.Store(chain)
 	return m, nil
 }
@@ -197,9 +217,10 @@ func (m *Manager) Start(ctx context.Context) {
 	}
 	m.startPlugins(m.chain.Load())
 	watch := m.watchConfig(klog.FromContext(ctx))
-	// The configuration may have changed between NewManager and the watch.
-	m.reload(ctx)
-	m.goRun(func() { m.runConfigWatch(ctx, watch) })
+	// The configuration may have changed between NewManager and the watch;
+	// a change found now (a recorded file gone) is applied once it settled.
+	retry := m.reload(ctx)
+	m.goRun(func() { m.runConfigWatch(ctx, watch, retry) })
 	m.goRun(func() { m.runGarbageCollection(ctx) })
 }
 

@@ -44,8 +44,9 @@ const (
 )
 
 // runConfigWatch reloads the configuration when it changes on disk, until
-// ctx is done; then it stops the Manager.
-func (m *Manager) runConfigWatch(ctx context.Context, w *configWatch) {
+// ctx is done; then it stops the Manager. retry is when Start's reload
+// asked to be tried again, or 0.
+func (m *Manager) runConfigWatch(ctx context.Context, w *configWatch, retry time.Duration) {
 	logger := klog.FromContext(ctx)
 	defer m.stop(logger)
 
@@ -78,6 +79,9 @@ func (m *Manager) runConfigWatch(ctx context.Context, w *configWatch) {
 		if retry > 0 {
 			schedule(retry)
 		}
+	}
+	if retry > 0 {
+		schedule(retry)
 	}
 	for {
 		select {
@@ -148,6 +152,7 @@ func (m *Manager) reload(ctx context.Context) (retryAfter time.Duration) {
 		// the next resync finds them unchanged.
 		m.config = cfg
 		m.lastReloadError = ""
+		m.saveConfigRecord(logger)
 		return 0
 	}
 	var chain *Chain
@@ -162,6 +167,7 @@ func (m *Manager) reload(ctx context.Context) (retryAfter time.Duration) {
 	m.lastReloadError = ""
 	previous := m.chain.Swap(chain)
 	m.config = cfg
+	m.saveConfigRecord(logger)
 	m.startPlugins(chain)
 	m.goRun(func() {
 		if err := previous.retire(); err != nil {

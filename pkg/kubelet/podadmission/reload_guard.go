@@ -39,7 +39,9 @@ import (
 // its last fields. Changes that arrive as a new inode (renamed into place,
 // or created anew) are not judged so: a file renamed into place is the way
 // to remove plugins. A file that lists "plugins: []" removes its plugins
-// in place too: no prefix of a file with plugins reads so.
+// in place too: no prefix of a file with plugins reads so. The rule holds
+// across a kubelet restart: the files read at start are judged against the
+// record of the configuration last applied (config_restore.go).
 
 // inPlaceChangeError is a change made in place that would remove or
 // change plugins the file listed before it was written.
@@ -52,9 +54,9 @@ type inPlaceChangeError struct {
 
 func (e *inPlaceChangeError) Error() string {
 	return fmt.Sprintf("%s: changed in place in a way that removes or changes its plugins [%s]; a file written in place can be read "+
-		"half-written, so that is not applied. Write the new content to a file whose name starts with \".\" or does not end in "+
-		".yaml, .yml or .json (it is not read), then rename it to %s; to remove every plugin of the file, write \"plugins: []\"; "+
-		"or restart the kubelet", e.file, strings.Join(e.lost, ", "), e.file)
+		"half-written, also after a kubelet restart or a power loss, so that is not applied. Write the new content to a file whose name "+
+		"starts with \".\" or does not end in .yaml, .yml or .json (it is not read), then rename it to %s; to remove every plugin of "+
+		"the file, write \"plugins: []\"", e.file, strings.Join(e.lost, ", "), e.file)
 }
 
 // guardReload decides whether next, a valid configuration just read, may
@@ -68,20 +70,28 @@ func guardReload(current, next *Config) error {
 		if !ok || !f.stamp.sameFile(old.stamp) || f.explicitlyEmpty {
 			continue // whole, or emptied on purpose: its own base
 		}
-		switch {
-		case bytes.Equal(f.data, old.data):
-			f.base = old.base
-			continue
-		case bytes.HasPrefix(f.data, old.data):
-			f.base = old.base // the write of old's content goes on
-		default:
-			f.base = old.plugins // a new write over old's content
-		}
-		if lost := lostPlugins(f.base, f.plugins); len(lost) > 0 {
+		var lost []string
+		if f.base, lost = judgeInPlace(old, f); len(lost) > 0 {
 			return &inPlaceChangeError{file: f.path, lost: lost}
 		}
 	}
 	return nil
+}
+
+// judgeInPlace judges f, read through the inode of old, which was in use:
+// it returns f's base and the plugins of old that f, changed in place,
+// would remove or change.
+func judgeInPlace(old, f *fileSnapshot) (base []ConfiguredPlugin, lost []string) {
+	switch {
+	case bytes.Equal(f.data, old.data):
+		// Nothing is lost, unless old is a file cut mid-write whose
+		// plugins as last applied were kept at start (config_restore.go).
+		return old.base, lostPlugins(old.plugins, f.plugins)
+	case bytes.HasPrefix(f.data, old.data):
+		return old.base, lostPlugins(old.base, f.plugins) // the write of old's content goes on
+	default:
+		return old.plugins, lostPlugins(old.plugins, f.plugins) // a new write over old's content
+	}
 }
 
 // lostPlugins names the plugins of before that after does not list with

@@ -20,6 +20,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -98,6 +99,7 @@ func TestReloadRefusesAnInPlaceChangeThatRemovesPlugins(t *testing.T) {
 	assert.Contains(t, event, "Warning PodAdmissionConfigChangedInPlace Refused the changed pod admission configuration; the last good one stays in use: "+
 		tm.file+": changed in place in a way that removes or changes its plugins [")
 	assert.Contains(t, event, `Write the new content to a file whose name starts with "." or does not end in .yaml, .yml or .json (it is not read), then rename it to `+tm.file)
+	assert.True(t, strings.HasSuffix(event, `to remove every plugin of the file, write "plugins: []"`), "a restart applies no removal made in place: %s", event)
 	assert.Equal(t, 2.0, reloads(t, reloadFailure), "once per distinct error: [b] three times, then [a, b]")
 
 	// The same change, renamed into place, is applied.

@@ -217,6 +217,14 @@ func TestNoPrefixOfAConfigurationFileAdmitsAHeldPod(t *testing.T) {
 		"directory recreated, files copied":           directoryRecreated,
 		"directory renamed into place, a file copied": directoryRenamedIntoPlace,
 	}
+	// A kubelet restarted (or a node that lost power) at every step of a
+	// write in place, each step closed: a new Manager on the same state
+	// directory. A writer that has the file open cannot be restarted
+	// over: the kubelet does not start while a file is open for writing.
+	restartWriters := map[string]writer{
+		"fresh open per prefix": inPlace(freshOpenPerPrefix),
+		"an open per line":      inPlace(openPerLine),
+	}
 	for name, files := range configurations {
 		added := slices.Clone(files)
 		last := &added[len(added)-1]
@@ -226,9 +234,18 @@ func TestNoPrefixOfAConfigurationFileAdmitsAHeldPod(t *testing.T) {
 				for writerName, write := range writers {
 					t.Run(fmt.Sprintf("%s/%s/%s/paused %s", name, change, writerName, pause), func(t *testing.T) {
 						t.Parallel()
-						checkWritesNeverAdmit(t, files, after, write, pause)
+						checkWritesNeverAdmit(t, files, after, write, pause, false)
 					})
 				}
+			}
+			for writerName, write := range restartWriters {
+				if len(files) > 1 && writerName == "fresh open per prefix" {
+					continue // the prefixes of each file alone cover it, at a third of the cost
+				}
+				t.Run(fmt.Sprintf("%s/%s/%s/kubelet restarted mid-write", name, change, writerName), func(t *testing.T) {
+					t.Parallel()
+					checkWritesNeverAdmit(t, files, after, write, time.Hour, true)
+				})
 			}
 		}
 	}
@@ -247,7 +264,11 @@ func pluginsOf(t *testing.T, files []configFile) map[string]configv1alpha1.Plugi
 	return plugins
 }
 
-func checkWritesNeverAdmit(t *testing.T, before, after []configFile, write writer, pause time.Duration) {
+// checkWritesNeverAdmit writes after over before and checks, at every
+// step, that no pod is admitted that both hold; with restart, the kubelet
+// is also restarted at every step (a new Manager on the same state
+// directory), and starts with every plugin that was in effect, as it was.
+func checkWritesNeverAdmit(t *testing.T, before, after []configFile, write writer, pause time.Duration, restart bool) {
 	was, complete := pluginsOf(t, before), pluginsOf(t, after)
 	// Held throughout: the plugins the change leaves as they were.
 	var kept []string
@@ -258,11 +279,15 @@ func checkWritesNeverAdmit(t *testing.T, before, after []configFile, write write
 	}
 	slices.Sort(kept)
 	factory := &completeOnlyFactory{complete: complete}
+	state := stateDir(t)
 	tm := newTestManager(t, configHeader+"plugins: []\n", func(_ *fakeFactory, opts *Options) {
 		opts.newPlugin = factory.New
 		opts.Recorder = nil // hundreds of refused reloads: more events than the fake recorder holds
+		if restart {
+			opts.StateDir = state
+		}
 	})
-	tm.runCtx = t.Context()
+	tm.runUntilRestart(t)
 	require.NoError(t, os.Remove(tm.file))
 	for _, f := range before {
 		writeConfig(t, filepath.Join(tm.dir, f.name), f.content)
@@ -300,6 +325,7 @@ func checkWritesNeverAdmit(t *testing.T, before, after []configFile, write write
 			require.Equal(t, complete[p.config.Name], configured, "a plugin in effect as neither before nor after the change, after %s", what)
 		}
 	}
+	restarts := 0
 	write(t, tm.dir, after, func(what string) {
 		steps++
 		// Seen at once, then once more after the pause.
@@ -308,8 +334,28 @@ func checkWritesNeverAdmit(t *testing.T, before, after []configFile, write write
 		tm.clock.Step(pause)
 		tm.reload(t.Context())
 		check(what)
+		if !restart {
+			return
+		}
+		inEffect := tm.chain.Load().Plugins()
+		if tm.tryRestart(t) != nil {
+			// Invalid as it is (an empty file, half a list): the kubelet
+			// does not start, and admits nothing.
+			return
+		}
+		restarts++
+		restarted := map[string]configv1alpha1.PluginConfig{}
+		for _, p := range tm.chain.Load().Plugins() {
+			restarted[p.Name] = p.PluginConfig
+		}
+		for _, p := range inEffect {
+			q, ok := restarted[p.Name]
+			require.True(t, ok, "%s is not in effect after a restart after %s", p.Name, what)
+			require.True(t, equality.Semantic.DeepEqual(p.PluginConfig, q), "%s changed by a restart after %s: %+v, was %+v", p.Name, what, q, p.PluginConfig)
+		}
+		check(what + ", then a kubelet restart")
 	})
-	t.Logf("%d steps", steps)
+	t.Logf("%d steps, %d restarts", steps, restarts)
 
 	for range 2 {
 		tm.clock.Step(time.Hour)
