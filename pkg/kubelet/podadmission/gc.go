@@ -60,9 +60,7 @@ func (m *Manager) collectGarbage(ctx context.Context) {
 		if active.Has(uid) || !st.lastSeen.Before(listedAt) {
 			continue
 		}
-		if st.blocked {
-			blockedPods.Dec()
-		}
+		st.setBlocked(false)
 		if st.update != nil {
 			heldContainers.Add(-float64(len(st.update.changes)))
 		}

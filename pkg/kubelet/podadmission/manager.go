@@ -352,9 +352,7 @@ func (m *Manager) evaluate(ctx context.Context, req EvaluationRequest) (ChainRes
 
 // admit records that pod may start; m.mu is held.
 func (m *Manager) admit(ctx context.Context, pod *v1.Pod, st *podState) {
-	if st.blocked {
-		blockedPods.Dec()
-	}
+	st.setBlocked(false)
 	if !st.heldSince.IsZero() {
 		klog.FromContext(ctx).Info("Pod admission plugins admitted a blocked pod", "pod", klog.KObj(pod), "podUID", pod.UID,
 			"blockedFor", m.clock.Since(st.heldSince), "blockedBy", st.blockedBy)
@@ -385,9 +383,7 @@ func (m *Manager) reject(ctx context.Context, pod *v1.Pod, st *podState, d *Plug
 		}
 	}
 	if terminal {
-		if st.blocked {
-			blockedPods.Dec()
-		}
+		st.setBlocked(false)
 		recordHoldEnd(st.blockedBy, holdBegan, now)
 		*st = podState{pod: st.pod, terminal: true, result: result, push: st.push, lastSeen: st.lastSeen}
 		logger.Info("Pod admission rejected a pod for good", "pod", klog.KObj(pod), "podUID", pod.UID,
@@ -395,10 +391,7 @@ func (m *Manager) reject(ctx context.Context, pod *v1.Pod, st *podState, d *Plug
 		return result, true
 	}
 
-	if !st.blocked {
-		st.blocked = true
-		blockedPods.Inc()
-	}
+	st.setBlocked(true)
 	st.nextEvaluation = now.Add(retryDelay(heldFor, d.RetryAfter))
 	if maxBlocked != nil {
 		// Evaluate again no later than the escalation deadline, so the pod

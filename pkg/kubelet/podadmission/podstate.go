@@ -69,7 +69,7 @@ type podState struct {
 	// without calling plugins until nextEvaluation.
 	result lifecycle.PodAdmitResult
 	// blocked: this Manager holds the pod Pending after a soft rejection
-	// (and counts it in the blocked pods gauge).
+	// (and counts it in the blocked pods gauge). Set with setBlocked.
 	blocked bool
 	// heldSince is when the hold began: the pod's first soft rejection, or
 	// the lastTransitionTime of the PodAdmitted=False condition the pod had
@@ -120,6 +120,21 @@ type heldUpdate struct {
 // sameChanges says whether changes are the ones u holds.
 func (u *heldUpdate) sameChanges(changes []changedContainer) bool {
 	return slices.EqualFunc(u.changes, changes, func(a, b changedContainer) bool { return a.equal(&b) })
+}
+
+// setBlocked marks the pod as held Pending by a soft rejection, or not,
+// keeping the blocked pods gauge equal to the number of pods so marked:
+// every change of blocked goes through it.
+func (s *podState) setBlocked(blocked bool) {
+	if s.blocked == blocked {
+		return
+	}
+	s.blocked = blocked
+	if blocked {
+		blockedPods.Inc()
+	} else {
+		blockedPods.Dec()
+	}
 }
 
 // awaitsDecision says whether the pod, or an update of it, waits for the

@@ -69,8 +69,8 @@ func (m *Manager) AdmitContainers(ctx context.Context, pod *v1.Pod, podStatus *k
 		// The kubelet admitted the pod without this Manager: it ran before
 		// the kubelet restarted, or before the plugins were configured.
 		// What the runtime runs of it counts as admitted.
-		if ok && st.blocked {
-			blockedPods.Dec()
+		if ok {
+			st.setBlocked(false)
 		}
 		st = &podState{admitted: true}
 		m.pods[pod.UID] = st
