@@ -81,7 +81,7 @@ func TestGateThroughTheKubeletsGRPCTransport(t *testing.T) {
 		Name: "netpol-gate", Type: configv1alpha1.GRPCPluginType, Endpoint: "unix://" + socket,
 	})
 	require.NoError(t, err)
-	kubelet.Start()
+	kubelet.Start(t.Context())
 	defer kubelet.Close()
 	admit := func(p *v1.Pod) *podadmissionv1alpha1.PodAdmissionResponse {
 		t.Helper()

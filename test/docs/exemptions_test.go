@@ -76,7 +76,7 @@ func TestNoSampleExemptsANamespaceFromTheSecurityPlugin(t *testing.T) {
 			}
 			// No plugin is installed here: a plugin the pod reaches fails its
 			// call, one whose match section leaves the pod out is not called.
-			chain, err := podadmission.NewChain(cfg, t.TempDir())
+			chain, err := podadmission.NewChain(t.Context(), cfg, t.TempDir())
 			require.NoError(t, err)
 			defer chain.Close()
 			pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "privileged", UID: "uid-1"}}

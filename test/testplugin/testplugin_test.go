@@ -176,7 +176,7 @@ func TestGRPCPushAll(t *testing.T) {
 
 	p, err := grpctransport.New(&configv1alpha1.PluginConfig{Name: "testplugin", Type: configv1alpha1.GRPCPluginType, Endpoint: socket})
 	require.NoError(t, err)
-	p.Start()
+	p.Start(t.Context())
 	t.Cleanup(func() { p.Close() })
 	require.Equal(t, transport.Reevaluation{All: true}, next(t, p), "on connection")
 
@@ -219,7 +219,7 @@ func TestGRPCHoldThenAdmitByPush(t *testing.T) {
 
 	p, err := grpctransport.New(&configv1alpha1.PluginConfig{Name: "testplugin", Type: configv1alpha1.GRPCPluginType, Endpoint: socket})
 	require.NoError(t, err)
-	p.Start()
+	p.Start(t.Context())
 	t.Cleanup(func() { p.Close() })
 	require.Equal(t, transport.Reevaluation{All: true}, next(t, p), "on connection")
 	time.Sleep(200 * time.Millisecond) // let the WatchReevaluations stream open

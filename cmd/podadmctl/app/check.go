@@ -117,7 +117,7 @@ func (o *checkOptions) run(ctx context.Context, s streams) error {
 	if err := o.checkBinDir(cfg); err != nil {
 		return usageError(err)
 	}
-	chain, err := podadmission.NewChain(cfg, o.binDir)
+	chain, err := podadmission.NewChain(ctx, cfg, o.binDir)
 	if err != nil {
 		return usageError(err)
 	}

@@ -155,15 +155,16 @@ type Chain struct {
 // NewChain creates the plugins of cfg, in order, with the kubelet's
 // transports (an Exec plugin runs its executable from binDir, a GRPC
 // plugin connects to its endpoint), and starts them, for a tool such as
-// podadmctl that evaluates pods without a Manager. Close it when done. On
-// error it closes the plugins it already created.
-func NewChain(cfg *Config, binDir string) (*Chain, error) {
+// podadmctl that evaluates pods without a Manager; the plugins' background
+// work logs through ctx's logger and ends with ctx or at Close. Close it
+// when done, as the Manager closes its chains. On error it closes the plugins it already created.
+func NewChain(ctx context.Context, cfg *Config, binDir string) (*Chain, error) {
 	chain, err := newChain(cfg, newTransport, binDir)
 	if err != nil {
 		return nil, err
 	}
 	for _, p := range chain.plugins {
-		p.start(nil)
+		p.start(ctx, nil)
 	}
 	return chain, nil
 }
@@ -253,19 +254,6 @@ func (c *Chain) Plugins() []ConfiguredPlugin {
 	return out
 }
 
-// Close closes every plugin of a chain made by NewChain. The Manager does
-// not use it: it retires chains, which closes only the plugins the next
-// chain dropped.
-func (c *Chain) Close() error {
-	var errs []error
-	for _, p := range c.plugins {
-		if err := p.plugin.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("plugin %q: %w", p.name(), err))
-		}
-	}
-	return errors.Join(errs...)
-}
-
 // Evaluate runs the pod through the chain once: plugins in order, each
 // plugin whose match section selects the pod called with its timeout and
 // concurrency cap; the first rejection decides unless req.AllPlugins.
@@ -316,11 +304,13 @@ func (c *Chain) acquire() bool {
 
 func (c *Chain) release() { c.inUse.RUnlock() }
 
-// retire waits for the evaluations still using the chain, then lets go of
-// its plugins: each is closed once no other chain holds it and no call to
-// it is in flight. Evaluations that start later move on to the current
-// chain. Retiring a chain twice is a no-op.
-func (c *Chain) retire() error {
+// Close retires the chain: it waits for the evaluations the Manager runs
+// on it, then lets go of its plugins, each closed once no other chain
+// holds it and no call to it is in flight. Evaluations the Manager starts
+// later move on to its current chain. Closing a chain twice is a no-op.
+// The Manager closes a chain when a reload replaces it and when it stops;
+// a chain made by NewChain is closed by its user.
+func (c *Chain) Close() error {
 	c.inUse.Lock()
 	already := c.retired
 	c.retired = true

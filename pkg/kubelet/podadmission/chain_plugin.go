@@ -92,13 +92,14 @@ func (i *instance) drop() error {
 	return err
 }
 
-// start starts the transport's background work, if it has any, once.
-// forward, when set, receives the plugin's re-evaluation requests until its
-// channel is closed; it runs on a goroutine the caller accounts for.
-func (i *instance) start(forward func(<-chan transport.Reevaluation)) {
+// start starts the transport's background work, if it has any, once; it
+// runs until the plugin is closed or ctx is done. forward, when set,
+// receives the plugin's re-evaluation requests until its channel is
+// closed; it runs on a goroutine the caller accounts for.
+func (i *instance) start(ctx context.Context, forward func(<-chan transport.Reevaluation)) {
 	i.startOnce.Do(func() {
 		if starter, ok := i.plugin.(transport.Starter); ok {
-			starter.Start()
+			starter.Start(ctx)
 		}
 		if reevaluator, ok := i.plugin.(transport.Reevaluator); ok && forward != nil {
 			forward(reevaluator.Reevaluations())

@@ -99,7 +99,7 @@ func TestConcurrencyCapIsPerPluginNameAcrossReloads(t *testing.T) {
 	wg.Wait()
 	assert.Equal(t, int32(6), counter.max.Load())
 	for _, c := range []*Chain{first, second, third} {
-		require.NoError(t, c.retire())
+		require.NoError(t, c.Close())
 	}
 }
 
@@ -122,10 +122,10 @@ func TestPluginIsClosedOnlyWhenNoEvaluationUsesIt(t *testing.T) {
 	second, err := newChainReusing(loadTestConfig(t, config), first, factory.New, "/bin-dir", nil)
 	require.NoError(t, err)
 	firstRetired := make(chan error, 1)
-	go func() { firstRetired <- first.retire() }()
+	go func() { firstRetired <- first.Close() }()
 	third, err := newChainReusing(loadTestConfig(t, pluginsYAML(execPlugin("other"))), second, factory.New, "/bin-dir", nil)
 	require.NoError(t, err)
-	require.NoError(t, second.retire())
+	require.NoError(t, second.Close())
 	assert.False(t, plugin.isClosed(), "the evaluation of the first configuration still uses the plugin")
 
 	close(release)
@@ -133,7 +133,29 @@ func TestPluginIsClosedOnlyWhenNoEvaluationUsesIt(t *testing.T) {
 	require.NoError(t, <-firstRetired)
 	assert.True(t, plugin.isClosed(), "closed once no evaluation uses it")
 	assert.Equal(t, 1, factory.creations("kept"), "the unchanged plugin was kept, not created again")
-	require.NoError(t, third.retire())
+	require.NoError(t, third.Close())
+}
+
+// A chain made outside a Manager (podadmctl's) is closed as the Manager
+// closes its chains: a plugin with a call in flight is closed once the
+// call ends, not under it.
+func TestClosingAChainWaitsForTheCallsInFlight(t *testing.T) {
+	release := make(chan struct{})
+	factory := newFakeFactory()
+	factory.set("slow", hang(release))
+	chain, err := newChain(loadTestConfig(t, pluginsYAML(execPlugin("slow", "timeout: 30s"))), factory.New, "/bin-dir")
+	require.NoError(t, err)
+	plugin := factory.plugin(t, "slow")
+	var wg sync.WaitGroup
+	wg.Go(func() { evaluate(chain, testPod("web")) }) // as podadmctl evaluates
+	require.Eventually(t, func() bool { return plugin.calls() == 1 }, 5*time.Second, time.Millisecond)
+
+	require.NoError(t, chain.Close())
+	assert.False(t, plugin.isClosed(), "a call is in flight")
+	close(release)
+	wg.Wait()
+	assert.True(t, plugin.isClosed(), "closed once its call ended")
+	require.NoError(t, chain.Close(), "a second Close is a no-op")
 }
 
 // Case 5 of issue 12: retryAfterSeconds 0 meant "evaluate at every sync".

@@ -32,7 +32,7 @@ import (
 // Manager stops.
 func (m *Manager) startPlugins(chain *Chain) {
 	for _, p := range chain.plugins {
-		p.start(func(requests <-chan transport.Reevaluation) {
+		p.start(m.runCtx, func(requests <-chan transport.Reevaluation) {
 			m.goRun(func() { m.forwardReevaluations(m.runCtx, p.name(), requests) })
 		})
 	}

@@ -170,7 +170,7 @@ func (m *Manager) reload(ctx context.Context) (retryAfter time.Duration) {
 	m.saveConfigRecord(logger)
 	m.startPlugins(chain)
 	m.goRun(func() {
-		if err := previous.retire(); err != nil {
+		if err := previous.Close(); err != nil {
 			logger.Error(err, "Closing pod admission plugins removed by a reload failed")
 		}
 	})
@@ -215,7 +215,7 @@ func (m *Manager) refuseReload(ctx context.Context, err error) {
 // evaluations and calls using them are done. Later SoftAdmit calls keep
 // pods Pending with ReasonUnavailable.
 func (m *Manager) stop(logger klog.Logger) {
-	if err := m.chain.Load().retire(); err != nil {
+	if err := m.chain.Load().Close(); err != nil {
 		logger.Error(err, "Closing pod admission plugins failed")
 	}
 }

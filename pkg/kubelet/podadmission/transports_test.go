@@ -61,6 +61,6 @@ func TestNewChainNamesThePluginOfATransportError(t *testing.T) {
 		{PluginConfig: grpcPlugin("g", "unix:///run/podadmission/g.sock"), File: "/etc/pod-admission/10.yaml", Index: 0},
 		{PluginConfig: grpcPlugin("h", "unix://h.sock"), File: "/etc/pod-admission/10.yaml", Index: 1},
 	}}
-	_, err := NewChain(cfg, "/opt/podadmission/bin")
+	_, err := NewChain(t.Context(), cfg, "/opt/podadmission/bin")
 	require.EqualError(t, err, `/etc/pod-admission/10.yaml: plugins[1]: plugin "h": endpoint "unix://h.sock": must be a unix socket: an absolute path or a unix:// URL`)
 }

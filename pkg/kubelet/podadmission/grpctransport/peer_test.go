@@ -76,7 +76,7 @@ func newPluginWithServerUID(t *testing.T, socket string, serverUID *int64) *grpc
 		ServerUID: serverUID,
 	})
 	require.NoError(t, err)
-	p.Start()
+	p.Start(t.Context())
 	t.Cleanup(func() { assert.NoError(t, p.Close()) })
 	return p
 }

@@ -106,16 +106,18 @@ func New(cfg *configv1alpha1.PluginConfig) (*Plugin, error) {
 }
 
 // Start connects to the socket in the background and keeps the connection
-// and a WatchReevaluations stream up until Close. It does not wait for the
-// plugin, which may not be running yet. A second Start, or a Start after
-// Close, does nothing.
-func (p *Plugin) Start() {
+// and a WatchReevaluations stream up until Close, logging through ctx's
+// logger; the watch of the connection and the stream also end when ctx is
+// done. It does not wait for the plugin, which may
+// not be running yet. A second Start, or a Start after Close, does nothing.
+func (p *Plugin) Start(ctx context.Context) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.started || p.closed.Load() {
 		return
 	}
 	p.started = true
+	logger := klog.FromContext(ctx).WithValues("endpoint", validation.UnixSocketScheme+p.socket)
 	connectParams := grpc.ConnectParams{Backoff: backoff.DefaultConfig, MinConnectTimeout: minConnectTimeout}
 	connectParams.Backoff.BaseDelay = baseBackoffDelay
 	connectParams.Backoff.MaxDelay = maxBackoffDelay
@@ -131,14 +133,13 @@ func (p *Plugin) Start() {
 	if err != nil {
 		// Only options that are wrong in this code fail NewClient; calls
 		// fail closed until the plugin is configured again.
-		klog.Background().Error(err, "Cannot create the connection of a GRPC pod admission plugin", "endpoint", validation.UnixSocketScheme+p.socket)
+		logger.Error(err, "Cannot create the connection of a GRPC pod admission plugin")
 		return
 	}
 	p.client = pb.NewPodAdmissionPluginClient(conn)
 	p.conn.Store(conn)
-	ctx, stop := context.WithCancel(context.Background())
+	ctx, stop := context.WithCancel(klog.NewContext(ctx, logger))
 	p.stop = stop
-	ctx = klog.NewContext(ctx, klog.Background().WithValues("endpoint", validation.UnixSocketScheme+p.socket))
 	p.done.Add(2)
 	go func() {
 		defer p.done.Done()

@@ -35,6 +35,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/ptr"
 
 	configv1alpha1 "github.com/podadmission/podadmission/pkg/apis/config/v1alpha1"
@@ -80,7 +82,7 @@ func newPlugin(t *testing.T, endpoint string) *grpctransport.Plugin {
 		Endpoint: endpoint,
 	})
 	require.NoError(t, err)
-	p.Start()
+	p.Start(t.Context())
 	t.Cleanup(func() { assert.NoError(t, p.Close()) })
 	return p
 }
@@ -361,15 +363,15 @@ func TestNothingRunsBeforeStartOrAfterClose(t *testing.T) {
 	_, err = connected.Admit(context.Background(), request("call-0"))
 	require.EqualError(t, err, "not started")
 
-	connected.Start()
-	connected.Start()
+	connected.Start(t.Context())
+	connected.Start(t.Context())
 	require.Equal(t, transport.Reevaluation{All: true}, nextReevaluation(t, connected))
 	_, err = connected.Admit(context.Background(), request("call-1"))
 	require.NoError(t, err)
 
 	disconnected, err := grpctransport.New(&configv1alpha1.PluginConfig{Name: "q", Type: configv1alpha1.GRPCPluginType, Endpoint: socketPath(t)})
 	require.NoError(t, err)
-	disconnected.Start()
+	disconnected.Start(t.Context())
 	neverStarted, err := grpctransport.New(&configv1alpha1.PluginConfig{Name: "r", Type: configv1alpha1.GRPCPluginType, Endpoint: socketPath(t)})
 	require.NoError(t, err)
 
@@ -380,7 +382,7 @@ func TestNothingRunsBeforeStartOrAfterClose(t *testing.T) {
 		assert.False(t, open, "Reevaluations is closed")
 		_, err := p.Admit(context.Background(), request("call-2"))
 		require.EqualError(t, err, `closed`)
-		p.Start()
+		p.Start(t.Context())
 	}
 	goleak.VerifyNone(t, serving)
 }
@@ -436,4 +438,21 @@ func TestTestPluginDaemonCrashMidCall(t *testing.T) {
 	var exitErr *exec.ExitError
 	require.ErrorAs(t, daemon.Wait(), &exitErr)
 	assert.Equal(t, 3, exitErr.ExitCode())
+}
+
+// Start's background work logs through the logger of the context it is
+// given, with the plugin's endpoint.
+func TestStartLogsThroughItsContextsLogger(t *testing.T) {
+	socket := socketPath(t)
+	startSDKServer(t, socket, func(context.Context, *plugin.Request) (*plugin.Response, error) { return plugin.Allow(), nil })
+	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true)))
+	p, err := grpctransport.New(&configv1alpha1.PluginConfig{Name: "p", Type: configv1alpha1.GRPCPluginType, Endpoint: socket})
+	require.NoError(t, err)
+	defer p.Close()
+
+	p.Start(klog.NewContext(t.Context(), logger))
+	require.Equal(t, transport.Reevaluation{All: true}, nextReevaluation(t, p))
+	logs := logger.GetSink().(ktesting.Underlier).GetBuffer().String()
+	assert.Contains(t, logs, "Connected to pod admission plugin")
+	assert.Contains(t, logs, `endpoint="unix://`+socket+`"`)
 }

@@ -68,9 +68,11 @@ type Plugin interface {
 
 // Starter is a Plugin with background work (a GRPC plugin's connection and
 // re-evaluation stream). The manager calls Start once, when it starts or
-// when a reload adds the plugin; before that, calls fail.
+// when a reload adds the plugin; before that, calls fail. The background
+// work logs through ctx's logger; it ends at Close, and may end earlier
+// when ctx is done.
 type Starter interface {
-	Start()
+	Start(ctx context.Context)
 }
 
 // Reevaluator is a Plugin that can ask the kubelet to evaluate pods again
