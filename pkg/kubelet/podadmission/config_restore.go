@@ -184,6 +184,6 @@ func (m *Manager) reportCutFiles(logger klog.Logger, cut []*inPlaceChangeError) 
 	}
 	if len(cut) > 0 {
 		// The first reload that reads the file again finds the same.
-		m.lastReloadError = cut[0].Error()
+		m.reloads.lastError = cut[0].Error()
 	}
 }

@@ -49,14 +49,6 @@ type configSnapshot struct {
 	// swap is the symlink an atomic writer swaps the configuration
 	// through, if there is one (config_swap.go).
 	swap *swapLink
-
-	// pending is the change last found on disk and since when it has
-	// stayed as it is (reload_settle.go). Only the reload goroutine uses
-	// it.
-	pending *pendingChange
-	// writerWaits counts the reloads in a row that found a file open for
-	// writing, for the back-off of the next try.
-	writerWaits int
 }
 
 // fileSnapshot is one configuration file as read.

@@ -103,11 +103,11 @@ type Manager struct {
 
 	// chain is the plugins of the current configuration.
 	chain atomic.Pointer[Chain]
-	// config is the configuration chain was built from, and
-	// lastReloadError the error of the last refused reload; only the
-	// goroutine that reloads the configuration uses them after Start.
-	config          *Config
-	lastReloadError string
+	// config is the configuration chain was built from, and reloads what
+	// the reloads remember between them; only the goroutine that reloads
+	// the configuration uses them after Start.
+	config  *Config
+	reloads reloadLoop
 
 	mu   sync.Mutex
 	pods map[types.UID]*podState

@@ -122,24 +122,24 @@ func (m *Manager) runConfigWatch(ctx context.Context, w *configWatch, retry time
 func (m *Manager) reload(ctx context.Context) (retryAfter time.Duration) {
 	logger := klog.FromContext(ctx)
 	if m.config.snapshot.unchanged() {
-		m.config.snapshot.pending = nil
-		m.lastReloadError = ""
+		m.reloads.pending = nil
+		m.reloads.lastError = ""
 		return 0
 	}
 	cfg, err := LoadNodeConfig(m.opts.ConfigPath, m.opts.BinDir)
 	if errors.Is(err, errBeingWritten) || errors.Is(err, errChangedWhileRead) {
-		n := m.config.snapshot.writerWaits
+		n := m.reloads.writerWaits
 		wait := writerWait(n)
 		if wait == maxWriterWait && (n == 0 || writerWait(n-1) < maxWriterWait) {
 			logger.Info("A pod admission configuration file stays open for writing; it is reloaded once it is closed", "err", err, "retryAfter", wait)
 		} else {
 			logger.V(2).Info("Pod admission configuration is being written; reloading it once the writer is done", "err", err, "retryAfter", wait)
 		}
-		m.config.snapshot.writerWaits++
+		m.reloads.writerWaits++
 		return wait
 	}
 	if err == nil && cfg.Hash != m.config.Hash {
-		if wait := settleLeft(m.config, cfg, m.clock.Now()); wait > 0 {
+		if wait := m.reloads.settleLeft(m.config, cfg, m.clock.Now()); wait > 0 {
 			logger.V(2).Info("Pod admission configuration changed; applying it once it stays unchanged", "settleWindow", settleWindow, "retryAfter", wait)
 			return wait
 		}
@@ -150,8 +150,7 @@ func (m *Manager) reload(ctx context.Context) (retryAfter time.Duration) {
 	if err == nil && cfg.Hash == m.config.Hash {
 		// The same content, maybe in new files: keep their stamps, so that
 		// the next resync finds them unchanged.
-		m.config = cfg
-		m.lastReloadError = ""
+		m.useConfig(cfg)
 		m.saveConfigRecord(logger)
 		return 0
 	}
@@ -164,9 +163,8 @@ func (m *Manager) reload(ctx context.Context) (retryAfter time.Duration) {
 		return 0
 	}
 
-	m.lastReloadError = ""
 	previous := m.chain.Swap(chain)
-	m.config = cfg
+	m.useConfig(cfg)
 	m.saveConfigRecord(logger)
 	m.startPlugins(chain)
 	m.goRun(func() {
@@ -187,6 +185,26 @@ func (m *Manager) reload(ctx context.Context) (retryAfter time.Duration) {
 	return 0
 }
 
+// reloadLoop is what the reloads remember between them besides the
+// configuration in use. Putting a configuration in use (useConfig) starts
+// it anew.
+type reloadLoop struct {
+	// pending is the change last found on disk and since when it has
+	// stayed as it is (reload_settle.go).
+	pending *pendingChange
+	// writerWaits counts the reloads in a row that found a file open for
+	// writing, for the back-off of the next try.
+	writerWaits int
+	// lastError is the error of the last refused reload, reported once.
+	lastError string
+}
+
+// useConfig puts cfg in use as the configuration the chain is built from.
+func (m *Manager) useConfig(cfg *Config) {
+	m.config = cfg
+	m.reloads = reloadLoop{}
+}
+
 // writerWait is how long to wait after the n-th reload in a row (from 0)
 // that found a file open for writing: reloadDebounce doubling up to
 // maxWriterWait.
@@ -196,10 +214,10 @@ func writerWait(n int) time.Duration {
 
 // refuseReload reports a refused reload, once per distinct error.
 func (m *Manager) refuseReload(ctx context.Context, err error) {
-	if err.Error() == m.lastReloadError {
+	if err.Error() == m.reloads.lastError {
 		return
 	}
-	m.lastReloadError = err.Error()
+	m.reloads.lastError = err.Error()
 	configReloadsTotal.WithLabelValues(reloadFailure).Inc()
 	klog.FromContext(ctx).Error(err, "Refused the changed pod admission configuration; the last good one stays in use", "path", m.opts.ConfigPath)
 	reason := EventConfigInvalid

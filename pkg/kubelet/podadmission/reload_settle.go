@@ -48,14 +48,14 @@ type pendingChange struct {
 // reload for settleWindow up to now found the same content with the same
 // stamps (a write in between, even one that restores the content, starts
 // the wait anew), or when it was swapped in whole.
-func settleLeft(current, next *Config, now time.Time) time.Duration {
+func (l *reloadLoop) settleLeft(current, next *Config, now time.Time) time.Duration {
 	if swappedInWhole(&current.snapshot, &next.snapshot) {
 		return 0
 	}
-	p := current.snapshot.pending
+	p := l.pending
 	if p == nil || p.config.Hash != next.Hash || !p.config.snapshot.sameState(&next.snapshot) {
 		p = &pendingChange{config: next, since: now}
-		current.snapshot.pending = p
+		l.pending = p
 	}
 	return max(settleWindow-now.Sub(p.since), 0)
 }
