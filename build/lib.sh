@@ -83,6 +83,19 @@ release_parts() {
   echo "${BASH_REMATCH[1]} ${BASH_REMATCH[2]} ${BASH_REMATCH[3]} ${BASH_REMATCH[5]:--} ${BASH_REMATCH[6]:-0}"
 }
 
+# release_minor VERSION: v1.37.2 -> 1.37.
+release_minor() {
+  local major minor
+  read -r major minor _ <<<"$(release_parts "$1")"
+  echo "${major}.${minor}"
+}
+
+# staging_version VERSION: the version of the staging modules (k8s.io/api,
+# k8s.io/client-go, ...) of a Kubernetes release: v1.37.2 -> v0.37.2.
+staging_version() {
+  sed -E 's/^v[0-9]+\./v0./' <<<"$1"
+}
+
 # all_minors: every series directory, oldest minor first.
 all_minors() {
   local f
@@ -135,8 +148,7 @@ SERIES_DIR=${PATCHES_DIR}/${MINOR}
 FACTS_FILE=${SERIES_DIR}/UPSTREAM
 read_facts "${FACTS_FILE}"
 UPSTREAM_VERSION=${FACT_version}
-# v1.37.2 -> staging modules v0.37.2.
-STAGING_VERSION=$(sed -E 's/^v[0-9]+\./v0./' <<<"${UPSTREAM_VERSION}")
+STAGING_VERSION=$(staging_version "${UPSTREAM_VERSION}")
 GO_TOOLCHAIN=${FACT_toolchain}
 read -r -a UNSERVED_STAGING <<<"${FACT_unserved_staging:-}"
 read -r -a PROXY_REFUSES <<<"${FACT_proxy_refuses:-}"

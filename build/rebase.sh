@@ -94,7 +94,7 @@ write_facts() {
   go_version=$(tr -d '[:space:]' <"${kube_dir}/.go-version")
   [[ "${go_version}" =~ ^1\.[0-9]+(\.[0-9]+)?$ ]] || die "k8s.io/kubernetes@${TO}/.go-version says '${go_version}', not a Go release"
   local toolchain=go${go_version} staging_version
-  staging_version=$(sed -E 's/^v[0-9]+\./v0./' <<<"${TO}")
+  staging_version=$(staging_version "${TO}")
 
   local staging required
   staging=$(staging_modules "${kube_dir}" | paste -sd' ')

@@ -74,7 +74,7 @@ newest_served() {
 # at their version, served or not.
 staging_report() {
   local v=$1 staging_v mod dir names=() served_list unserved
-  staging_v=$(sed -E 's/^v[0-9]+\./v0./' <<<"${v}")
+  staging_v=$(staging_version "${v}")
   mod=$( (cd / && GOFLAGS=-mod=mod GOTOOLCHAIN=local GOWORK=off go list -m -json "k8s.io/kubernetes@${v}" 2>/dev/null) |
     sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",\{0,1\}$/\1/p')
   [[ -f "${mod}" ]] || { echo "staging modules unknown (no go.mod of k8s.io/kubernetes@${v})"; return 0; }

@@ -19,8 +19,7 @@ else
   git_tree_state=clean
 fi
 epoch=${SOURCE_DATE_EPOCH:-$(git -C "${REPO_ROOT}" log -1 --format=%ct 2>/dev/null || echo 0)}
-major=$(sed -E 's/^v([0-9]+)\..*/\1/' <<<"${UPSTREAM_VERSION}")
-minor=$(sed -E 's/^v[0-9]+\.([0-9]+)\..*/\1/' <<<"${UPSTREAM_VERSION}")
+read -r major minor _ <<<"$(release_parts "${UPSTREAM_VERSION}")"
 # As hack/lib/version.sh: a pre-release (v1.38.0-beta.0) has gitMinor "38+".
 [[ "${UPSTREAM_VERSION}" != *-* ]] || minor+="+"
 
