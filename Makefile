@@ -141,8 +141,9 @@ test-long-steps:
 	@echo $(LONG_TEST_STEPS)
 
 .PHONY: test-build
-test-build: ## Tests of the build scripts (the dependency drift check).
+test-build: ## Tests of the build scripts (the dependency drift check, .ci/run's time budget).
 	build/deps_test.sh
+	build/ci_run_test.sh
 
 .PHONY: test-unit
 test-unit: ## Unit tests of this module (and of build/image, a module of its own) with the race detector.
