@@ -8,7 +8,8 @@
 #   make rpm             _output/rpm/podadmission-kubelet-<upstream>+podadmission.<N>-1.x86_64.rpm
 #   make sysext          _output/sysext/podadmission-kubelet-<version>-x86-64.raw
 #   make image           _output/image/kubelet-<version>.oci.tar and .docker.tar
-#   make test-packages   UPSTREAM's .deb and .rpm cycled, its sysext and image checked (root);
+#   make test-packages   UPSTREAM's release tarball rebuilt under umask 0077, its .deb and .rpm cycled,
+#                        its sysext and image checked (root);
 #                        make test-other-minors cycles the other minors' packages
 #   make upstream-status the newest patch release of every maintained minor, and which series are behind
 
@@ -50,7 +51,7 @@ PACKAGE_TOOLS := lintian=lintian shellcheck=shellcheck rpmbuild=rpm rpmlint=rpml
 # test-e2e-node needs; every other buildable minor's kubelet runs the node
 # e2e smoke in test-other-minors.
 .PHONY: test-packages
-test-packages: e2e-binaries e2e-node-binaries e2e-host-deps containerd package-tools ## UPSTREAM's .deb and .rpm built twice (same bytes), linted, installed, upgraded under and removed; its sysext and OCI image built twice and checked.
+test-packages: e2e-binaries e2e-node-binaries e2e-host-deps containerd package-tools ## UPSTREAM's release tarball rebuilt under umask 0077 (same bytes), its .deb and .rpm built twice (same bytes), linted, installed, upgraded under and removed; its sysext and OCI image built twice and checked.
 	$(MAKE) --no-print-directory test-packages-minor test-images UPSTREAM=$(MINOR)
 
 .PHONY: package-tools
@@ -59,6 +60,7 @@ package-tools:
 
 .PHONY: test-packages-minor
 test-packages-minor: deb rpm
+	UPSTREAM=$(MINOR) build/release-check.sh
 	BIN_DIR=$(BIN) E2E_RUNTIME=$(E2E_RUNTIME) E2E_ARTIFACTS=$(E2E_ARTIFACTS) CONTAINERD_BIN=$(CONTAINERD_BIN) \
 		PACKAGE_E2E=$(if $(filter $(MINOR),$(DEFAULT_MINOR)),1,0) UPSTREAM=$(MINOR) build/deb/test-cycle.sh $(DEB_DIR)
 	UPSTREAM=$(MINOR) build/rpm/test-cycle.sh $(RPM_DIR)

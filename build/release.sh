@@ -12,7 +12,9 @@
 # from (a hard link: the tarball holds the kubelet once), and SHA256SUMS of
 # every other file, which install.sh verifies.
 # The tarball is reproducible: fixed owner, mode and mtime
-# (SOURCE_DATE_EPOCH), sorted.
+# (SOURCE_DATE_EPOCH), sorted. Modes are set, not adjusted, so the
+# builder's umask does not reach them (0755 for directories and
+# executables, 0644 for the rest; build/release-check.sh).
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -49,7 +51,7 @@ cut -d' ' -f1 "${stage}/kubelet.sha256" >"${url_dir}/kubelet.sha256"
 (cd "${stage}" && find . -type f ! -name SHA256SUMS -printf '%P\n' | LC_ALL=C sort | xargs -d '\n' sha256sum >SHA256SUMS)
 
 tarball=${release}/${name}.tar.gz
-tar --sort=name --owner=0 --group=0 --numeric-owner --mode='u+rw,go+r,go-w' \
+tar --sort=name --owner=0 --group=0 --numeric-owner --mode='u=rwX,go=rX' \
   --mtime="@${epoch}" -C "${release}" -cf - "${name}" | gzip -n -9 >"${tarball}"
 rm -rf "${stage}"
 (cd "${release}" && sha256sum "${name}.tar.gz" >"${name}.tar.gz.sha256")
