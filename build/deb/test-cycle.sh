@@ -152,6 +152,14 @@ unlock_e2e() {
 }
 
 work=$(mktemp -d)
+# What runs as another user must not depend on where the clone is (a clone
+# under /root, which only root can enter, is the common case): the cycles
+# use a copy of the .deb in ${work} (mode 0700, as mktemp makes it) and run
+# from there, so a step that reads the .deb or the working directory as
+# another user fails here wherever the clone lives.
+cp "${deb}" "${work}/"
+deb=${work}/${deb##*/}
+cd "${work}"
 diversions_before=$(dpkg-divert --list | LC_ALL=C sort)
 host_checked=false
 cleanup() {
