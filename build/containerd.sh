@@ -62,6 +62,8 @@ log() {
 # The modules' own go.mod and go.sum decide every dependency; the Go
 # release here builds them (containerd v2.4 needs go 1.26).
 export GOWORK=off GOFLAGS="-buildvcs=false -mod=mod" GOTOOLCHAIN=local
+# shellcheck source=build/modinfo.sh
+source "${REPO_ROOT}/build/modinfo.sh"
 
 # module_field MODULE@VERSION FIELD: Dir or Sum of the downloaded module.
 module_field() {

@@ -13,6 +13,8 @@ set -euo pipefail
 REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUTPUT_DIR=${OUTPUT_DIR:-${REPO_ROOT}/_output}
 PATCHES_DIR=${REPO_ROOT}/patches
+# shellcheck source=build/modinfo.sh
+source "${REPO_ROOT}/build/modinfo.sh"
 
 die() {
   echo "error: $*" >&2
