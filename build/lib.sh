@@ -220,22 +220,13 @@ upstream_go() {
 # module_dir MODULE VERSION: downloads MODULE@VERSION through the proxy and
 # prints its directory in the module cache.
 module_dir() {
-  local json
-  json=$(cd /tmp && GOFLAGS=-mod=mod GOTOOLCHAIN=${GO_TOOLCHAIN} go mod download -json "$1@$2" 2>&1) || true
-  local err
-  err=$(sed -n 's/^[[:space:]]*"Error": "\(.*\)",\{0,1\}$/\1/p' <<<"${json}" | head -n1)
-  local dir
-  dir=$(sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p' <<<"${json}")
-  if [[ -n "${err}" || -z "${dir}" ]]; then
-    die "cannot download $1@$2 through GOPROXY=$(go env GOPROXY): ${err:-$(tail -n1 <<<"${json}")}"
-  fi
-  echo "${dir}"
+  GOTOOLCHAIN=${GO_TOOLCHAIN} module_download "$1@$2" Dir || exit 1
 }
 
 # staging_modules TREE: the names of the staging modules the tree's go.mod
 # replaces with ./staging/src/k8s.io/<name>.
 staging_modules() {
-  sed -n 's#^[[:space:]]*k8s\.io/\([a-z0-9-]*\) => \./staging/src/k8s\.io/.*#\1#p' "$1/go.mod"
+  gomod_json "$1/go.mod" | modinfo staging
 }
 
 # require_buildable: stops with the facts' reason when the kubelet of this
