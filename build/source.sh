@@ -22,8 +22,8 @@ APPLIED_RECORD=${SRC_DIR}/.git/podadmission-series
 # module_time MODULE VERSION: the publication time the proxy records for it.
 module_time() {
   local info
-  info=$(cd /tmp && GOFLAGS=-mod=mod GOTOOLCHAIN=${GO_TOOLCHAIN} go mod download -json "$1@$2" | sed -n 's/^[[:space:]]*"Info": "\(.*\)",\{0,1\}$/\1/p')
-  sed -n 's/.*"Time":"\([^"]*\)".*/\1/p' "${info}"
+  info=$(GOTOOLCHAIN=${GO_TOOLCHAIN} module_download "$1@$2" Info) || exit 1
+  modinfo fields Time <"${info}"
 }
 
 is_unserved() {
