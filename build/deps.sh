@@ -18,26 +18,13 @@
 # gomod_pins FILE: "path version" for every requirement of the go.mod FILE,
 # and "go VERSION" / "toolchain NAME" for those directives.
 gomod_pins() {
-  GOTOOLCHAIN=local go mod edit -print "$1" | awk '
-    /^require \($/ { inreq = 1; next }
-    inreq && /^\)$/ { inreq = 0; next }
-    inreq && NF >= 2 && $1 !~ /^\/\// { print $1, $2; next }
-    /^require [^(]/ { print $2, $3; next }
-    /^go / { print "go", $2; next }
-    /^toolchain / { print "toolchain", $2; next }
-  ' | LC_ALL=C sort -u
+  gomod_json "$1" | modinfo requires | LC_ALL=C sort -u
 }
 
 # gomod_replaced FILE: the left-hand side (path or path@version) of every
 # replace directive of the go.mod FILE.
 gomod_replaced() {
-  GOTOOLCHAIN=local go mod edit -print "$1" | awk '
-    function old(i) { return $(i + 1) == "=>" ? $i : $i "@" $(i + 1) }
-    /^replace \($/ { inrep = 1; next }
-    inrep && /^\)$/ { inrep = 0; next }
-    inrep && NF >= 3 { print old(1); next }
-    /^replace [^(]/ { print old(2) }
-  '
+  gomod_json "$1" | modinfo replaced
 }
 
 # pin_to_tree STAGED_GOMOD TREE_GOMOD: rewrites STAGED_GOMOD so that every
