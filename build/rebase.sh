@@ -74,23 +74,17 @@ fi
 # Facts of the target release, from the proxy.
 
 # download_report TOOLCHAIN MODULE@VERSION...: go mod download -json, one
-# "path version error" line per module (error "-" when served).
+# "path<TAB>version<TAB>error" line per module (error empty when served).
 download_report() {
-  (cd /tmp && GOFLAGS=-mod=mod GOTOOLCHAIN=$1 go mod download -json "${@:2}" 2>/dev/null || true) | awk '
-    /^\t"Path": / { p = $2; gsub(/[",]/, "", p) }
-    /^\t"Version": / { v = $2; gsub(/[",]/, "", v) }
-    /^\t"Error": / { e = $0; sub(/^\t"Error": "/, "", e); sub(/",?$/, "", e); gsub(/ /, "_", e) }
-    /^}/ { print p, v, (e == "" ? "-" : e); p = v = e = "" }
-  '
+  (cd /tmp && GOFLAGS=-mod=mod GOTOOLCHAIN=$1 go mod download -json "${@:2}" || true) | modinfo fields -e Path Version Error
 }
 
 # write_facts: patches/1-MM/UPSTREAM for TO, from what the proxy serves.
 write_facts() {
   log "facts of ${TO} from the Go module proxy"
-  local json kube_dir go_version
-  json=$(cd /tmp && GOFLAGS=-mod=mod GOTOOLCHAIN=auto go mod download -json "k8s.io/kubernetes@${TO}" 2>&1) || true
-  kube_dir=$(sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p' <<<"${json}")
-  [[ -n "${kube_dir}" && -f "${kube_dir}/go.mod" ]] || die "cannot download k8s.io/kubernetes@${TO}: $(sed -n 's/^[[:space:]]*"Error": "\(.*\)",\{0,1\}$/\1/p' <<<"${json}")"
+  local kube_dir go_version
+  kube_dir=$(GOTOOLCHAIN=auto module_download "k8s.io/kubernetes@${TO}" Dir) || exit 1
+  [[ -f "${kube_dir}/go.mod" ]] || die "k8s.io/kubernetes@${TO} has no go.mod (${kube_dir})"
   go_version=$(tr -d '[:space:]' <"${kube_dir}/.go-version")
   [[ "${go_version}" =~ ^1\.[0-9]+(\.[0-9]+)?$ ]] || die "k8s.io/kubernetes@${TO}/.go-version says '${go_version}', not a Go release"
   local toolchain=go${go_version} staging_version
@@ -107,16 +101,17 @@ write_facts() {
     [[ "${path}" == go || "${path}" == toolchain || "${version}" == v0.0.0 ]] && continue
     wanted+=("${path}@${version}")
   done <<<"${required}"
-  local unserved=() refused=() error
-  while read -r path version error; do
-    [[ "${error}" == - ]] && continue
+  local report unserved=() refused=() error
+  report=$(download_report "${toolchain}" "${wanted[@]}") || die "cannot tell which modules of k8s.io/kubernetes@${TO} the proxy serves"
+  while IFS=$'\t' read -r path version error; do
+    [[ -z "${error}" ]] && continue
     if [[ "${path}" == k8s.io/* && " ${staging} " == *" ${path#k8s.io/} "* && "${version}" == "${staging_version}" ]]; then
       unserved+=("${path#k8s.io/}")
       # Only a staging module the tree requires keeps it from building.
       grep -q "^${path} v0.0.0\$" <<<"${required}" || continue
     fi
     refused+=("${path}@${version}")
-  done < <(download_report "${toolchain}" "${wanted[@]}")
+  done <<<"${report}"
 
   mkdir -p "${TO_DIR}"
   cat >"${TO_DIR}/UPSTREAM" <<EOF
