@@ -67,9 +67,7 @@ source "${REPO_ROOT}/build/modinfo.sh"
 
 # module_field MODULE@VERSION FIELD: Dir or Sum of the downloaded module.
 module_field() {
-  local json
-  json=$(go mod download -json "$1") || die "go mod download $1 failed: is the Go module proxy reachable? ${json}"
-  sed -n -E "s/^[[:space:]]*\"$2\": \"(.*)\",?$/\1/p" <<<"${json}"
+  module_download "$1" "$2" || exit 1
 }
 
 # ensure_libseccomp: runc's seccomp support links libseccomp statically.
