@@ -18,12 +18,16 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # served MODULE@VERSION...: "MODULE VERSION yes|no" each, from the proxy.
 served() {
-  (cd / && GOFLAGS=-mod=mod GOTOOLCHAIN=local GOWORK=off go list -m -e -json "$@" 2>/dev/null) | awk '
-    /^\t"Path": / { p = $2; gsub(/[",]/, "", p) }
-    /^\t"Version": / { v = $2; gsub(/[",]/, "", v) }
-    /^\t"Error": / { e = 1 }
-    /^}/ { print p, v, (e ? "no" : "yes"); p = v = ""; e = 0 }
-  '
+  [[ $# -gt 0 ]] || return 0
+  local path version error
+  (cd / && GOFLAGS=-mod=mod GOTOOLCHAIN=local GOWORK=off go list -m -e -json "$@" 2>/dev/null) | modinfo fields -e Path Version Error |
+    while IFS=$'\t' read -r path version error; do
+      if [[ -z "${error}" ]]; then
+        echo "${path} ${version} yes"
+      else
+        echo "${path} ${version} no"
+      fi
+    done
 }
 
 # sort_key VERSION: "MAJOR MINOR PATCH RANK N", which sorts releases in
@@ -76,7 +80,7 @@ staging_report() {
   local v=$1 staging_v mod dir names=() served_list unserved
   staging_v=$(staging_version "${v}")
   mod=$( (cd / && GOFLAGS=-mod=mod GOTOOLCHAIN=local GOWORK=off go list -m -json "k8s.io/kubernetes@${v}" 2>/dev/null) |
-    sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",\{0,1\}$/\1/p')
+    modinfo fields GoMod 2>/dev/null) || true
   [[ -f "${mod}" ]] || { echo "staging modules unknown (no go.mod of k8s.io/kubernetes@${v})"; return 0; }
   dir=$(mktemp -d)
   cp "${mod}" "${dir}/go.mod"
