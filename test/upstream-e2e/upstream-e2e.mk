@@ -6,7 +6,7 @@
 #
 #   make test-upstream-e2e-node        the full four-way run; rewrites test/upstream-e2e/RESULTS.md
 #   make test-upstream-e2e-node-slice  what make test runs: the feature's ginkgo tests and a NodeConformance slice, gate on
-#   make test-upstream-e2e-node-slice-four-way  the slice four ways; rewrites test/upstream-e2e/RESULTS.md
+#   make test-upstream-e2e-node-slice-four-way  the slice four ways; rewrites test/upstream-e2e/RESULTS-slice.md
 #   make upstream-e2e-build            only build the suite, the vanilla kubelet, the images and the tools
 
 UPSTREAM_E2E_DIR := $(OUTPUT)/upstream-e2e/$(MINOR)
@@ -14,8 +14,10 @@ UPSTREAM_E2E_CONFIGS ?= vanilla gate-off gate-on gate-on-hold
 # Passed to the runner's environment (run.sh): how long to wait for the
 # machine's node e2e lock.
 UPSTREAM_E2E_LOCK_WAIT ?= 4h
-# Where the full run writes its results (the committed file by default).
+# Where the full run and the four-way slice write their results (the
+# committed files by default): the slice's own file keeps the full run's.
 UPSTREAM_E2E_RESULTS ?= test/upstream-e2e/RESULTS.md
+UPSTREAM_E2E_SLICE_RESULTS ?= test/upstream-e2e/RESULTS-slice.md
 # ginkgo -nodes of the parallel part: upstream's default for a local run.
 UPSTREAM_E2E_PARALLELISM ?= 8
 
@@ -66,8 +68,8 @@ test-upstream-e2e-node-slice: upstream-e2e-build-slice e2e-host-deps ## CI's sli
 # The same slice against the four configurations (about 15 minutes), for a
 # comparison quicker than the full run's.
 .PHONY: test-upstream-e2e-node-slice-four-way
-test-upstream-e2e-node-slice-four-way: upstream-e2e-build e2e-host-deps ## The CI slice of upstream's node e2e suite four ways; rewrites test/upstream-e2e/RESULTS.md.
+test-upstream-e2e-node-slice-four-way: upstream-e2e-build e2e-host-deps ## The CI slice of upstream's node e2e suite four ways; rewrites test/upstream-e2e/RESULTS-slice.md.
 	@run=$$(date -u +%Y%m%dT%H%M%SZ); rc=0; \
 	$(call upstream_e2e_run,$(UPSTREAM_E2E_SLICE_RUN),$$run-slice,$(UPSTREAM_E2E_CONFIGS)) || rc=$$?; \
-	test/upstream-e2e/results.sh $(UPSTREAM_E2E_DIR)/runs $$run 'make test-upstream-e2e-node-slice-four-way' $(UPSTREAM_E2E_CONFIGS) >test/upstream-e2e/RESULTS.md || rc=$$?; \
+	test/upstream-e2e/results.sh $(UPSTREAM_E2E_DIR)/runs $$run 'make test-upstream-e2e-node-slice-four-way' $(UPSTREAM_E2E_CONFIGS) >$(UPSTREAM_E2E_SLICE_RESULTS) || rc=$$?; \
 	exit $$rc
