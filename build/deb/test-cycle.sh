@@ -62,8 +62,7 @@ deb_version=${version#v}
 deb=${deb_dir}/podadmission-kubelet_${deb_version}_amd64.deb
 name=kubelet-${version}-linux-amd64
 tarball=${OUTPUT_DIR}/release/${name}.tar.gz
-IFS=. read -r major minor patch <<<"${UPSTREAM_VERSION#v}"
-patch=${patch%%[-+]*}
+read -r major minor patch _ <<<"$(release_parts "${UPSTREAM_VERSION}")"
 stock_version=${major}.${minor}.${patch}
 upgraded_version=${major}.${minor}.$((patch + 1))
 other_minor_version=${major}.$((minor + 1)).0

@@ -41,8 +41,7 @@ rpm_version=${version#v}
 rpm_file=${rpm_dir}/podadmission-kubelet-${rpm_version}-1.x86_64.rpm
 name=kubelet-${version}-linux-amd64
 tarball=${OUTPUT_DIR}/release/${name}.tar.gz
-IFS=. read -r major minor patch <<<"${UPSTREAM_VERSION#v}"
-patch=${patch%%[-+]*}
+read -r major minor patch _ <<<"$(release_parts "${UPSTREAM_VERSION}")"
 stock_version=${major}.${minor}.${patch}
 upgraded_version=${major}.${minor}.$((patch + 1))
 other_minor_version=${major}.$((minor + 1)).0
