@@ -8,13 +8,7 @@
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-work=$(mktemp -d)
-trap 'rm -rf "${work}"' EXIT
-failures=0
-tests=0
-
-pass() { tests=$((tests + 1)); echo "ok   $1"; }
-fail() { tests=$((tests + 1)); failures=$((failures + 1)); echo "FAIL $1: $2"; }
+source "${REPO_ROOT}/build/testing.sh"
 
 # A scratch checkout: .ci/run itself, a build/containerd.sh that does
 # nothing, and a make that logs each step it runs and does what
@@ -100,5 +94,4 @@ expect long-step-not-started 0 "unit e2e" \
 ci long-step-fails FAKE_slice='exit 3'
 expect long-step-fails 1 "unit e2e slice" '^>>> slice FAILED after '
 
-echo "${tests} tests, ${failures} failures"
-((failures == 0))
+test_summary

@@ -14,13 +14,7 @@ source "${REPO_ROOT}/build/deps.sh"
 export GOPROXY=off GOFLAGS=-mod=mod
 GO_TOOLCHAIN=local
 
-work=$(mktemp -d)
-trap 'rm -rf "${work}"' EXIT
-failures=0
-tests=0
-
-pass() { tests=$((tests + 1)); echo "ok   $1"; }
-fail() { tests=$((tests + 1)); failures=$((failures + 1)); echo "FAIL $1: $2"; }
+source "${REPO_ROOT}/build/testing.sh"
 
 # module DIR PATH [REQUIRE...]: a module with one package exporting V.
 module() {
@@ -158,5 +152,4 @@ else
   pass "verify_no_drift fails on drift and restores go.mod and go.sum"
 fi
 
-echo "${tests} tests, ${failures} failures"
-[[ "${failures}" == 0 ]]
+test_summary
