@@ -43,6 +43,7 @@ var (
 	gatePods     = flag.Int("e2e.gate-pods", 50, "held pods let go by one push in the gate-open benchmark")
 	gateSamples  = flag.Int("e2e.gate-samples", 40, "pods the gate-open benchmark holds and lets go one at a time")
 	costPods     = flag.Int("e2e.cost-pods", 100, "pods held, then run, in the cost benchmark")
+	costProfile  = flag.Bool("e2e.cost-profile", false, "record the kubelet's CPU profile of each window of the cost benchmark into the run's artifacts (cost-<window>.pprof)")
 )
 
 // TestBenchControllerThrash counts the pods a 1-replica ReplicaSet and a
@@ -273,13 +274,20 @@ func burst(t *testing.T, plugin string) time.Duration {
 }
 
 // TestBenchHoldCost measures what holding pods costs: plugin calls and
-// kubelet CPU over the window with 100 pods held by an Exec plugin,
-// against the same window with 100 idle pods running.
+// kubelet CPU over the window with 100 pods held by an Exec plugin, next to
+// the same window with no pod (what the kubelet costs on its own, the
+// reference the held pods' cost is counted from) and with 100 idle pods
+// running.
 func TestBenchHoldCost(t *testing.T) {
 	useKubelet(t, pluginKubelet)
 	c := suite.Cluster
-	ctx, cancel := context.WithTimeout(context.Background(), 2**holdWindow+15*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3**holdWindow+15*time.Minute)
 	defer cancel()
+
+	settleStatusWrites(t, ctx)
+	_, idle := measure(t, ctx, c, *holdWindow, "", "idle")
+	suite.Duration(t, fmt.Sprintf("no pod: kubelet CPU in %s", *holdWindow), idle.Self)
+	suite.Figure(t, fmt.Sprintf("no pod: kubelet CPU in %s, share of one core", *holdWindow), 100*idle.Self.Seconds()/holdWindow.Seconds(), "%")
 
 	held := suite.Namespace(t, ctx)
 	counter, err := framework.CountPods(ctx, c.Client, held)
@@ -290,11 +298,15 @@ func TestBenchHoldCost(t *testing.T) {
 	}, 5*time.Minute, 100*time.Millisecond)
 	counter.Stop()
 	writesBefore := apiServerPodWrites(t, ctx)
-	calls, cpu := measure(t, c, *holdWindow, c.PluginFile(pluginHold+".log"))
+	calls, cpu := measure(t, ctx, c, *holdWindow, c.PluginFile(pluginHold+".log"), "held")
 	writes := apiServerPodWrites(t, ctx).Sub(writesBefore)
 	suite.Figure(t, fmt.Sprintf("%d held pods: plugin calls in %s", len(uids), *holdWindow), float64(calls), "calls")
 	suite.Duration(t, fmt.Sprintf("%d held pods: kubelet CPU in %s", len(uids), *holdWindow), cpu.Self)
 	suite.Figure(t, fmt.Sprintf("%d held pods: kubelet CPU in %s, share of one core", len(uids), *holdWindow), 100*cpu.Self.Seconds()/holdWindow.Seconds(), "%")
+	suite.Figure(t, fmt.Sprintf("%d held pods: kubelet CPU above no pod, share of one core", len(uids)), 100*(cpu.Self-idle.Self).Seconds()/holdWindow.Seconds(), "%")
+	if calls > 0 {
+		suite.Duration(t, fmt.Sprintf("%d held pods: kubelet CPU above no pod, per plugin call", len(uids)), (cpu.Self-idle.Self)/time.Duration(calls))
+	}
 	suite.Duration(t, fmt.Sprintf("%d held pods: plugin process CPU in %s", len(uids), *holdWindow), cpu.Children)
 	// The API server counts every client's requests; in this window
 	// nothing but the kubelet writes pod statuses or events.
@@ -310,7 +322,7 @@ func TestBenchHoldCost(t *testing.T) {
 	uids = createPods(t, ctx, running, *costPods, "none", c.NewPod)
 	require.Eventually(t, func() bool { return countPods(counter, framework.PodRunning) == len(uids) }, 5*time.Minute, 100*time.Millisecond)
 	counter.Stop()
-	_, cpu = measure(t, c, *holdWindow, "")
+	_, cpu = measure(t, ctx, c, *holdWindow, "", "running")
 	suite.Duration(t, fmt.Sprintf("%d running pods: kubelet CPU in %s", len(uids), *holdWindow), cpu.Self)
 	suite.Figure(t, fmt.Sprintf("%d running pods: kubelet CPU in %s, share of one core", len(uids), *holdWindow), 100*cpu.Self.Seconds()/holdWindow.Seconds(), "%")
 }
@@ -323,14 +335,21 @@ func apiServerPodWrites(t *testing.T, ctx context.Context) framework.PodWrites {
 }
 
 // measure waits window and returns the plugin calls logged in logFile
-// (if any) and the kubelet's CPU in that time.
-func measure(t *testing.T, c *framework.Cluster, window time.Duration, logFile string) (int, framework.CPUTimes) {
+// (if any) and the kubelet's CPU in that time; with -e2e.cost-profile it
+// records the kubelet's CPU profile of the window as cost-<name>.pprof.
+func measure(t *testing.T, ctx context.Context, c *framework.Cluster, window time.Duration, logFile, name string) (int, framework.CPUTimes) {
 	t.Helper()
 	pid := c.Kubelet.Process().Pid()
 	callsBefore := pluginCalls(t, logFile)
 	cpuBefore, err := framework.ProcessCPU(pid)
 	require.NoError(t, err)
-	time.Sleep(window)
+	if *costProfile {
+		path, err := c.KubeletCPUProfile(ctx, window, "cost-"+name+".pprof")
+		require.NoError(t, err)
+		t.Logf("the kubelet's CPU profile of the %s window: %s", name, path)
+	} else {
+		time.Sleep(window)
+	}
 	cpuAfter, err := framework.ProcessCPU(pid)
 	require.NoError(t, err)
 	require.Equal(t, pid, c.Kubelet.Process().Pid(), "the kubelet restarted during the window")

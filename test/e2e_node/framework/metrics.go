@@ -39,14 +39,25 @@ type Metrics map[string]*dto.MetricFamily
 // ScrapeKubeletMetrics reads the kubelet's /metrics with the admin client
 // certificate.
 func (c *Cluster) ScrapeKubeletMetrics(ctx context.Context) (Metrics, error) {
+	body, err := c.kubeletGet(ctx, "/metrics", 10*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	defer body.Close()
+	return parseMetrics(body, "kubelet")
+}
+
+// kubeletGet reads path from the kubelet's server with the admin client
+// certificate; the caller closes the body.
+func (c *Cluster) kubeletGet(ctx context.Context, path string, timeout time.Duration) (io.ReadCloser, error) {
 	tlsConfig, err := clientTLS(c.ControlPlane.PKI.CA.CertPath, c.ControlPlane.PKI.Admin)
 	if err != nil {
 		return nil, err
 	}
 	// The kubelet serves a self-signed certificate it generated at start.
 	tlsConfig.InsecureSkipVerify = true
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: tlsConfig}, Timeout: 10 * time.Second}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.Kubelet.ServerURL+"/metrics", nil)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: tlsConfig}, Timeout: timeout}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.Kubelet.ServerURL+path, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -54,11 +65,11 @@ func (c *Cluster) ScrapeKubeletMetrics(ctx context.Context) (Metrics, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s/metrics: %s", c.Kubelet.ServerURL, resp.Status)
+		resp.Body.Close()
+		return nil, fmt.Errorf("GET %s%s: %s", c.Kubelet.ServerURL, path, resp.Status)
 	}
-	return parseMetrics(resp.Body, "kubelet")
+	return resp.Body, nil
 }
 
 // ScrapeAPIServerMetrics reads the API server's /metrics with the admin
