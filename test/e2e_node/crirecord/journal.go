@@ -30,6 +30,8 @@ import (
 // Call is one recorded CRI call that creates, starts, stops or removes
 // something for a pod, written as one JSON line to the journal.
 type Call struct {
+	// Started is when the kubelet made the call, Time when it returned.
+	Started       time.Time `json:"started"`
 	Time          time.Time `json:"time"`
 	Method        string    `json:"method"`
 	PodUID        string    `json:"podUID,omitempty"`

@@ -30,6 +30,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -100,13 +101,14 @@ func (p *Proxy) forward(_ any, in grpc.ServerStream) error {
 	if !ok {
 		return errors.New("crirecord: no method in stream")
 	}
+	started := time.Now()
 	ctx, cancel := context.WithCancel(in.Context())
 	defer cancel()
 	md, _ := metadata.FromIncomingContext(ctx)
 	out, err := p.backend.NewStream(metadata.NewOutgoingContext(ctx, md.Copy()),
 		&grpc.StreamDesc{ServerStreams: true, ClientStreams: true}, method, grpc.ForceCodec(rawCodec{}))
 	if err != nil {
-		p.recorder.record(method, nil, nil, err)
+		p.recorder.record(method, started, nil, nil, err)
 		return err
 	}
 
@@ -167,6 +169,6 @@ func (p *Proxy) forward(_ any, in grpc.ServerStream) error {
 	}
 	in.SetTrailer(out.Trailer())
 	request := <-firstRequest
-	p.recorder.record(method, request, firstResponse, callErr)
+	p.recorder.record(method, started, request, firstResponse, callErr)
 	return callErr
 }

@@ -67,14 +67,15 @@ var recorded = map[string]bool{
 	"PullImage":        true,
 }
 
-// record writes the entry for one finished call; request and response are
-// the first message in each direction (CRI's recorded calls are unary).
-func (r *recorder) record(fullMethod string, request, response []byte, callErr error) {
+// record writes the entry for one finished call, which the kubelet made at
+// started; request and response are the first message in each direction
+// (CRI's recorded calls are unary).
+func (r *recorder) record(fullMethod string, started time.Time, request, response []byte, callErr error) {
 	method := path.Base(fullMethod)
 	if !recorded[method] {
 		return
 	}
-	call := Call{Time: time.Now(), Method: method}
+	call := Call{Started: started, Time: time.Now(), Method: method}
 	if callErr != nil {
 		call.Error = callErr.Error()
 	}
