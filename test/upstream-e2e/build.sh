@@ -77,7 +77,9 @@ build_tools() {
 }
 
 # busybox_rootfs DIR: Debian's busybox-static with every applet linked in
-# /bin, and the users and groups of the busybox image.
+# /bin, as the docker library busybox image has them (and at Debian's
+# paths too), the nmeter stand-in, and the users and groups of the busybox
+# image.
 busybox_rootfs() {
   local dir=$1 deb
   mkdir -p "${dir}"/{bin,etc,root,tmp,var,home,usr/bin,usr/sbin,sbin}
@@ -87,8 +89,13 @@ busybox_rootfs() {
   local applet
   for applet in $("${dir}/bin/busybox" --list-full); do
     [[ "${applet}" == bin/busybox ]] && continue
-    [[ -e "${dir}/${applet}" ]] || ln -s /bin/busybox "${dir}/${applet}"
+    # -L too: the links point into the image, not at this host's files.
+    [[ -e "${dir}/${applet}" || -L "${dir}/${applet}" ]] || ln -s /bin/busybox "${dir}/${applet}"
+    [[ -e "${dir}/bin/${applet##*/}" || -L "${dir}/bin/${applet##*/}" ]] || ln -s busybox "${dir}/bin/${applet##*/}"
   done
+  # The docker library image's busybox builds nmeter, Debian's does not:
+  # the suite's lifecycle tests take their timestamps with it.
+  cp "${STAND_INS}/nmeter" "${dir}/bin/nmeter"
   cat >"${dir}/etc/passwd" <<'PASSWD'
 root:x:0:0:root:/root:/bin/sh
 daemon:x:1:1:daemon:/usr/sbin:/bin/false
@@ -128,7 +135,8 @@ images_stamp() {
   for path in test/images test/utils/image/manifest.go build/pause; do
     echo "${path} $(git -C "${SRC_DIR}" rev-parse "HEAD:${path}")"
   done
-  sha256sum "${REPO_ROOT}/test/upstream-e2e/build.sh" "${REPO_ROOT}"/build/image/*.go "${REPO_ROOT}"/build/image/go.sum "${OUT}/images/busybox-static/bin/busybox"
+  sha256sum "${REPO_ROOT}/test/upstream-e2e/build.sh" "${REPO_ROOT}"/build/image/*.go "${REPO_ROOT}"/build/image/go.sum "${OUT}/images/busybox-static/bin/busybox" \
+    "${REPO_ROOT}/test/upstream-e2e/nmeter/nmeter.c" "${REPO_ROOT}"/test/upstream-e2e/cmd/curl/*.go
   upstream_go version
 }
 
@@ -150,22 +158,28 @@ build_images() {
   mkdir -p "${work}"
   local bin=${work}/bin
   mkdir -p "${bin}"
-  log "building agnhost, the sample device plugin and nonewprivs (${MINOR} tree) and pause"
+  log "building agnhost, the sample device plugin and nonewprivs (${MINOR} tree), pause, and the stand-ins for nmeter and curl"
   CGO_ENABLED=0 upstream_go build -trimpath -ldflags "-s -w" -o "${bin}/" ./test/images/agnhost ./test/images/sample-device-plugin ./test/images/nonewprivs
   local pause_version
   pause_version=$(sed -n 's/^TAG ?= //p' "${SRC_DIR}/build/pause/Makefile")
   gcc -Os -Wall -Werror -static -DVERSION="v${pause_version}-podadmission" -o "${bin}/pause" "${SRC_DIR}/build/pause/linux/pause.c"
   strip "${bin}/pause"
+  STAND_INS=${bin}
+  gcc -Os -Wall -Werror -static -o "${bin}/nmeter" "${REPO_ROOT}/test/upstream-e2e/nmeter/nmeter.c"
+  strip "${bin}/nmeter"
+  (cd "${REPO_ROOT}" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "${bin}/curl" ./test/upstream-e2e/cmd/curl)
 
   # busybox: the docker library image the e2e one mirrors.
   busybox_rootfs "${work}/busybox"
   pack BusyBox "${work}/busybox" -cmd sh
 
   # agnhost: its Dockerfile on a busybox base instead of alpine (no apk
-  # packages: dig, curl, nc, iperf and coredns are missing).
+  # packages: dig, nc, iperf and coredns are missing; curl is the stand-in
+  # of cmd/curl, for the options the suite's tests pass).
   local a=${work}/agnhost
   busybox_rootfs "${a}"
   cp "${bin}/agnhost" "${a}/agnhost"
+  cp "${bin}/curl" "${a}/usr/bin/curl"
   ln -s agnhost "${a}/agnhost-2"
   mkdir -p "${a}/uploads"
   cp "${SRC_DIR}/test/images/agnhost/porter/localhost.crt" "${SRC_DIR}/test/images/agnhost/porter/localhost.key" "${a}/"
@@ -194,6 +208,17 @@ build_images() {
   local r=${work}/nonroot
   busybox_rootfs "${r}"
   pack NonRoot "${r}" -user 1234 -cmd sh
+
+  # nginx and nginx-new (nginx:1.2x-alpine upstream): the suite's static
+  # and mirror pod tests run them as a container that serves HTTP on port
+  # 80. Stand-ins: busybox's httpd serving nginx's welcome page from
+  # nginx's document root, as nginx's image would.
+  local x=${work}/nginx
+  busybox_rootfs "${x}"
+  mkdir -p "${x}/usr/share/nginx/html"
+  echo '<!DOCTYPE html><html><head><title>Welcome to nginx!</title></head><body><h1>Welcome to nginx!</h1></body></html>' >"${x}/usr/share/nginx/html/index.html"
+  pack Nginx "${x}" -cmd httpd -cmd -f -cmd -p -cmd 80 -cmd -h -cmd /usr/share/nginx/html
+  pack NginxNew "${x}" -cmd httpd -cmd -f -cmd -p -cmd 80 -cmd -h -cmd /usr/share/nginx/html
   rm -rf "${work}"
   echo "${stamp}" >"${OUT}/images/stamp"
 }
