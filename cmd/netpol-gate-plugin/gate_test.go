@@ -33,6 +33,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
+	"github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1/protocol"
 )
 
 func TestPodSelectedByNoPolicyIsAdmittedAtOnce(t *testing.T) {
@@ -276,7 +277,7 @@ func TestMessageListsAsManyPoliciesAsFit(t *testing.T) {
 		env.addPolicy(t, policy("team-a", fmt.Sprintf("policy-with-a-rather-long-name-%02d", i), types.UID(fmt.Sprintf("uid-%d", i)), 1, nil))
 	}
 	resp := env.admit(pod("team-a", "web", nil))
-	assert.LessOrEqual(t, len(resp.Message), podadmissionv1alpha1.MaxMessageLength)
+	assert.LessOrEqual(t, len(resp.Message), protocol.MaxMessageLength)
 	assert.True(t, strings.HasPrefix(resp.Message, "waiting for the node's network policy agent to acknowledge NetworkPolicies team-a/policy-with-a-rather-long-name-00 (generation 1), "), resp.Message)
 	assert.Regexp(t, `, team-a/policy-with-a-rather-long-name-\d\d \(generation 1\) and \d+ more \(no acknowledgement in /run/netpol-acks yet\)$`, resp.Message)
 }

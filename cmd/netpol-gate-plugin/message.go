@@ -20,7 +20,7 @@ import (
 	"fmt"
 	"time"
 
-	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
+	"github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1/protocol"
 )
 
 func notAcknowledgedMessage(waiting []policyRef, ackDir string) string {
@@ -50,7 +50,7 @@ func fitPolicies(prefix string, refs []policyRef, suffix string) string {
 		if shown < len(refs) {
 			list += fmt.Sprintf(" and %d more", len(refs)-shown)
 		}
-		if msg := prefix + noun + list + suffix; len(msg) <= podadmissionv1alpha1.MaxMessageLength {
+		if msg := prefix + noun + list + suffix; len(msg) <= protocol.MaxMessageLength {
 			return msg
 		}
 	}

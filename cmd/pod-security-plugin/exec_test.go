@@ -26,7 +26,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
+	"github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1/protocol"
 	"github.com/podadmission/podadmission/pkg/plugin"
 )
 
@@ -56,7 +56,7 @@ func TestHandleExecInvalidRequests(t *testing.T) {
 		"empty":         {"", "invalid request: empty, want a PodAdmissionRequest JSON object"},
 		"garbage":       {"hello", "invalid request: not JSON"},
 		"unknown field": {strings.Replace(hostNetworkRequest, `"static":false`, `"static":false,"extra":1`, 1), `invalid request: unknown field "extra"`},
-		"too large":     {strings.Repeat(" ", podadmissionv1alpha1.MaxRequestSize+1), "invalid request: larger than 16 MiB"},
+		"too large":     {strings.Repeat(" ", protocol.MaxRequestSize+1), "invalid request: larger than 16 MiB"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var out bytes.Buffer

@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
+	"github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1/protocol"
 )
 
 // psaModuleDir returns the directory of the k8s.io/pod-security-admission
@@ -99,7 +100,7 @@ func TestUpstreamFixtures(t *testing.T) {
 					if assert.False(t, resp.Allowed, rel) {
 						assert.Equal(t, ReasonPodSecurity, resp.Reason, rel)
 						assert.True(t, strings.HasPrefix(resp.Message, wantPrefix), "%s: %q", rel, resp.Message)
-						assert.LessOrEqual(t, len(resp.Message), podadmissionv1alpha1.MaxMessageLength, rel)
+						assert.LessOrEqual(t, len(resp.Message), protocol.MaxMessageLength, rel)
 					}
 				}
 			}

@@ -26,6 +26,7 @@ import (
 	"k8s.io/pod-security-admission/policy"
 
 	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
+	"github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1/protocol"
 )
 
 // ReasonPodSecurity is the pod status reason of a rejected pod, as the
@@ -85,6 +86,6 @@ func (p *podSecurityPolicy) admit(req *podadmissionv1alpha1.PodAdmissionRequest)
 	message := fmt.Sprintf("violates PodSecurity %q: %s", p.enforce.String(), result.ForbiddenDetail())
 	return &podadmissionv1alpha1.PodAdmissionResponse{
 		Reason:  ReasonPodSecurity,
-		Message: podadmissionv1alpha1.TruncateMessage(message),
+		Message: protocol.TruncateMessage(message),
 	}
 }

@@ -28,6 +28,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
+	"github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1/protocol"
 )
 
 func hostNetworkPod(namespace string) *corev1.Pod {
@@ -140,7 +141,7 @@ func TestLongMessagesAreCutToTheProtocolLimit(t *testing.T) {
 	}
 	req := request(pod, false)
 	resp := mustPolicy(t, options{level: "baseline", version: "latest"}).admit(req)
-	assert.Len(t, resp.Message, podadmissionv1alpha1.MaxMessageLength)
+	assert.Len(t, resp.Message, protocol.MaxMessageLength)
 	assert.True(t, strings.HasPrefix(resp.Message, `violates PodSecurity "baseline:latest": host namespaces (hostNetwork=true), privileged (containers "container-with-a-long-name-00", `), resp.Message)
 	assert.True(t, strings.HasSuffix(resp.Message, " (...)"), resp.Message)
 	resp.UID = req.UID

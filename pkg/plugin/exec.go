@@ -25,6 +25,7 @@ import (
 	"syscall"
 
 	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
+	"github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1/protocol"
 )
 
 // RunExec runs h as an Exec plugin: it reads one request from stdin, calls h
@@ -48,12 +49,12 @@ func RunExec(h Handler) {
 // from r, calls h and writes the response to w. It is what tests of a plugin
 // call.
 func HandleExec(ctx context.Context, h Handler, r io.Reader, w io.Writer) error {
-	data, err := io.ReadAll(io.LimitReader(r, podadmissionv1alpha1.MaxRequestSize+1))
+	data, err := io.ReadAll(io.LimitReader(r, protocol.MaxRequestSize+1))
 	if err != nil {
 		return fmt.Errorf("cannot read the request: %w", err)
 	}
-	if len(data) > podadmissionv1alpha1.MaxRequestSize {
-		return fmt.Errorf("invalid request: larger than %s", podadmissionv1alpha1.SizeInMiB(podadmissionv1alpha1.MaxRequestSize))
+	if len(data) > protocol.MaxRequestSize {
+		return fmt.Errorf("invalid request: larger than %s", protocol.SizeInMiB(protocol.MaxRequestSize))
 	}
 	req, err := podadmissionv1alpha1.DecodeRequest(data)
 	if err != nil {

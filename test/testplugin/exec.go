@@ -26,6 +26,7 @@ import (
 	"time"
 
 	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
+	"github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1/protocol"
 	"github.com/podadmission/podadmission/pkg/plugin"
 )
 
@@ -44,7 +45,7 @@ func runExec(o *options) {
 		fmt.Println("this is not a PodAdmissionResponse")
 		os.Exit(0)
 	case modeHuge:
-		chunk := bytes.Repeat([]byte("x"), podadmissionv1alpha1.MaxResponseSize)
+		chunk := bytes.Repeat([]byte("x"), protocol.MaxResponseSize)
 		for range 10 {
 			if _, err := os.Stdout.Write(chunk); err != nil {
 				fail(err)

@@ -21,7 +21,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
+	"github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1/protocol"
 )
 
 // Text that reaches the API (a pod's status.reason and status.message,
@@ -34,10 +34,10 @@ import (
 // invalid UTF-8 replaced, ANSI escape sequences and other control and
 // bidirectional formatting characters removed, line breaks and tabs folded
 // into single spaces, and the result cut to the protocol's limit
-// (podadmissionv1alpha1.TruncateMessage).
+// (protocol.TruncateMessage).
 func sanitizeMessage(s string) string {
 	var b strings.Builder
-	b.Grow(min(len(s), podadmissionv1alpha1.MaxMessageLength))
+	b.Grow(min(len(s), protocol.MaxMessageLength))
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	space := false
 	for i := 0; i < len(s); {
@@ -60,29 +60,29 @@ func sanitizeMessage(s string) string {
 		}
 		b.WriteRune(r)
 	}
-	return podadmissionv1alpha1.TruncateMessage(strings.Trim(b.String(), " "))
+	return protocol.TruncateMessage(strings.Trim(b.String(), " "))
 }
 
 // appendToMessage adds suffix (the kubelet's own words, such as why a hold
 // became terminal) to a message that is within the protocol's limit, cutting
 // the message rather than the suffix so that the result is too.
 func appendToMessage(message, suffix string) string {
-	limit := podadmissionv1alpha1.MaxMessageLength - len(suffix)
+	limit := protocol.MaxMessageLength - len(suffix)
 	if len(message) <= limit {
 		return message + suffix
 	}
-	cut := limit - len(podadmissionv1alpha1.TruncationMark)
+	cut := limit - len(protocol.TruncationMark)
 	for cut > 0 && !utf8.RuneStart(message[cut]) {
 		cut--
 	}
-	return message[:max(cut, 0)] + podadmissionv1alpha1.TruncationMark + suffix
+	return message[:max(cut, 0)] + protocol.TruncationMark + suffix
 }
 
 // sanitizeReason returns reason when it is a status.reason the protocol
 // allows (a CamelCase word of at most MaxReasonLength characters), else
 // fallback. Transports validate plugins' reasons already; this makes sure.
 func sanitizeReason(reason, fallback string) string {
-	if podadmissionv1alpha1.IsValidReason(reason) {
+	if protocol.IsValidReason(reason) {
 		return reason
 	}
 	return fallback

@@ -25,7 +25,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
+	"github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1/protocol"
 )
 
 func TestSanitizeMessage(t *testing.T) {
@@ -50,7 +50,7 @@ func TestSanitizeMessage(t *testing.T) {
 }
 
 func TestSanitizeMessageCapsAtTheProtocolLimit(t *testing.T) {
-	limit := podadmissionv1alpha1.MaxMessageLength
+	limit := protocol.MaxMessageLength
 	exact := strings.Repeat("a", limit)
 	assert.Equal(t, exact, sanitizeMessage(exact))
 
@@ -64,7 +64,7 @@ func TestSanitizeReason(t *testing.T) {
 	assert.Equal(t, "ImageNotSigned", sanitizeReason("ImageNotSigned", ReasonRejected))
 	assert.Equal(t, ReasonRejected, sanitizeReason("not camel", ReasonRejected))
 	assert.Equal(t, ReasonRejected, sanitizeReason("Evil\x1b[31m", ReasonRejected))
-	assert.Equal(t, ReasonRejected, sanitizeReason(strings.Repeat("A", podadmissionv1alpha1.MaxReasonLength+1), ReasonRejected))
+	assert.Equal(t, ReasonRejected, sanitizeReason(strings.Repeat("A", protocol.MaxReasonLength+1), ReasonRejected))
 	assert.Equal(t, ReasonRejected, sanitizeReason("", ReasonRejected))
 }
 
@@ -72,15 +72,15 @@ func TestAppendToMessageKeepsTheSuffix(t *testing.T) {
 	const suffix = " (blocked for 1m0s, longer than the plugin's maxBlockedDuration of 1m0s)"
 	assert.Equal(t, "short"+suffix, appendToMessage("short", suffix))
 
-	long := strings.Repeat("é", podadmissionv1alpha1.MaxMessageLength/2) // 2 bytes each: exactly the limit
+	long := strings.Repeat("é", protocol.MaxMessageLength/2) // 2 bytes each: exactly the limit
 	got := appendToMessage(long, suffix)
-	assert.LessOrEqual(t, len(got), podadmissionv1alpha1.MaxMessageLength)
-	assert.True(t, strings.HasSuffix(got, podadmissionv1alpha1.TruncationMark+suffix), "the message is cut, not the suffix: %q", got)
+	assert.LessOrEqual(t, len(got), protocol.MaxMessageLength)
+	assert.True(t, strings.HasSuffix(got, protocol.TruncationMark+suffix), "the message is cut, not the suffix: %q", got)
 	assert.True(t, utf8.ValidString(got), "cut on a character boundary")
 }
 
 func TestEscalationMessageStaysWithinTheLimit(t *testing.T) {
-	long := strings.Repeat("x", podadmissionv1alpha1.MaxMessageLength)
+	long := strings.Repeat("x", protocol.MaxMessageLength)
 	tm := newTestManager(t, pluginsYAML(execPlugin("a", "maxBlockedDuration: 10s")), func(f *fakeFactory, _ *Options) {
 		f.set("a", deny("NoCapacity", long))
 	})
@@ -90,6 +90,6 @@ func TestEscalationMessageStaysWithinTheLimit(t *testing.T) {
 	tm.clock.Step(10 * time.Second)
 	_, _, message, terminal := tm.admit(pod)
 	require.True(t, terminal)
-	assert.LessOrEqual(t, len(message), podadmissionv1alpha1.MaxMessageLength)
+	assert.LessOrEqual(t, len(message), protocol.MaxMessageLength)
 	assert.True(t, strings.HasSuffix(message, " (blocked for 10s, longer than the plugin's maxBlockedDuration of 10s)"), message)
 }

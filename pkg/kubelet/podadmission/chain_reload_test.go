@@ -30,6 +30,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
+	"github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1/protocol"
 )
 
 // loadTestConfig loads config from a new file.
@@ -178,10 +179,10 @@ func TestPodMessageIsSanitizedAndCapped(t *testing.T) {
 	result := evaluate(newTestChain(t, pluginsYAML(execPlugin("noisy")), factory), testPod("web"))
 	assert.Equal(t, `Pod admission plugin "noisy" rejected the pod: red line one line two tabbed evil`, result.Rejection.PodMessage())
 
-	factory.set("long", deny("Long", strings.Repeat("é", podadmissionv1alpha1.MaxMessageLength/2)))
+	factory.set("long", deny("Long", strings.Repeat("é", protocol.MaxMessageLength/2)))
 	result = evaluate(newTestChain(t, pluginsYAML(execPlugin("long")), factory), testPod("web"))
 	message := result.Rejection.PodMessage()
-	assert.LessOrEqual(t, len(message), podadmissionv1alpha1.MaxMessageLength)
+	assert.LessOrEqual(t, len(message), protocol.MaxMessageLength)
 	assert.True(t, strings.HasSuffix(message, "é (...)"), "cut on a character boundary and marked: %q", message[len(message)-10:])
 
 	factory.set("failing", fail("dial: \x1b]0;title\x07connection refused\n"))

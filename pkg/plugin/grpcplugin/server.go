@@ -35,6 +35,7 @@ import (
 	"github.com/podadmission/podadmission/pkg/apis/config/validation"
 	pb "github.com/podadmission/podadmission/pkg/apis/podadmission/grpc/v1alpha1"
 	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
+	"github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1/protocol"
 	"github.com/podadmission/podadmission/pkg/plugin"
 )
 
@@ -81,7 +82,7 @@ func (s *Server) Serve(ctx context.Context, socketPath string) error {
 	if err != nil {
 		return err
 	}
-	gs := grpc.NewServer(grpc.MaxRecvMsgSize(podadmissionv1alpha1.MaxRequestSize))
+	gs := grpc.NewServer(grpc.MaxRecvMsgSize(protocol.MaxRequestSize))
 	stopping := make(chan struct{})
 	pb.RegisterPodAdmissionPluginServer(gs, &service{server: s, stopping: stopping})
 

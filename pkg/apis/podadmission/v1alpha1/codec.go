@@ -21,10 +21,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	utiljson "sigs.k8s.io/json"
+
+	"github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1/protocol"
 )
 
 // The codec turns requests and responses into JSON and back. Decoding is
@@ -55,10 +56,10 @@ func DecodeRequest(data []byte) (*PodAdmissionRequest, error) {
 		return nil, fmt.Errorf("invalid request: %w", err)
 	}
 	if req.APIVersion != SchemeGroupVersion.String() {
-		return nil, fmt.Errorf("invalid request: apiVersion %s is not supported, want %q", quote(req.APIVersion), SchemeGroupVersion.String())
+		return nil, fmt.Errorf("invalid request: apiVersion %s is not supported, want %q", protocol.Quote(req.APIVersion), SchemeGroupVersion.String())
 	}
 	if req.Kind != PodAdmissionRequestKind {
-		return nil, fmt.Errorf("invalid request: kind %s must be %q", quote(req.Kind), PodAdmissionRequestKind)
+		return nil, fmt.Errorf("invalid request: kind %s must be %q", protocol.Quote(req.Kind), PodAdmissionRequestKind)
 	}
 	if errs := ValidateRequest(req); len(errs) > 0 {
 		return nil, fmt.Errorf("invalid request: %w", errs.ToAggregate())
@@ -100,10 +101,10 @@ func DecodeResponse(data []byte, req *PodAdmissionRequest) (*PodAdmissionRespons
 		wantAPIVersion = SchemeGroupVersion.String()
 	}
 	if resp.APIVersion != wantAPIVersion {
-		return nil, fmt.Errorf("invalid response: apiVersion %s does not match the request's %q", quote(resp.APIVersion), wantAPIVersion)
+		return nil, fmt.Errorf("invalid response: apiVersion %s does not match the request's %q", protocol.Quote(resp.APIVersion), wantAPIVersion)
 	}
 	if resp.Kind != PodAdmissionResponseKind {
-		return nil, fmt.Errorf("invalid response: kind %s must be %q", quote(resp.Kind), PodAdmissionResponseKind)
+		return nil, fmt.Errorf("invalid response: kind %s must be %q", protocol.Quote(resp.Kind), PodAdmissionResponseKind)
 	}
 	if errs := ValidateResponse(resp, req); len(errs) > 0 {
 		return nil, fmt.Errorf("invalid response: %w", errs.ToAggregate())
@@ -150,19 +151,4 @@ func joinErrors(errs []error) error {
 		msgs = append(msgs, err.Error())
 	}
 	return errors.New(strings.Join(msgs, ", "))
-}
-
-// quote quotes s for an error message, shortened: values come from plugins
-// and end up in pod status messages.
-func quote(s string) string {
-	return strconv.Quote(shorten(s))
-}
-
-// shorten cuts s to a length fit for an error message.
-func shorten(s string) string {
-	const maxShown = 64
-	if len(s) > maxShown {
-		return s[:maxShown] + "..."
-	}
-	return s
 }

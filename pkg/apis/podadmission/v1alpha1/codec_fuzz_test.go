@@ -23,6 +23,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+
+	"github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1/protocol"
 )
 
 // FuzzDecodeResponse feeds arbitrary plugin output to DecodeResponse. Seeds
@@ -42,7 +44,7 @@ func FuzzDecodeResponse(f *testing.F) {
 		require.Empty(t, ValidateResponse(resp, req))
 		assert.Equal(t, req.UID, resp.UID)
 		assert.Equal(t, PodAdmissionResponseKind, resp.Kind)
-		assert.LessOrEqual(t, len(resp.Message), MaxMessageLength)
+		assert.LessOrEqual(t, len(resp.Message), protocol.MaxMessageLength)
 
 		again, err := EncodeResponse(resp, req)
 		require.NoError(t, err)

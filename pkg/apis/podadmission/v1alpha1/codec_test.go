@@ -25,6 +25,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1/protocol"
 )
 
 const apiVersion = "podadmission.kubelet.k8s.io/v1alpha1"
@@ -108,8 +110,8 @@ func TestDecodeResponseAccepts(t *testing.T) {
 			want: PodAdmissionResponse{Allowed: true},
 		},
 		"message at the limit": {
-			data: `{"apiVersion":"` + apiVersion + `","kind":"PodAdmissionResponse","uid":"req-1","allowed":false,"reason":"R2D2","message":"` + strings.Repeat("m", MaxMessageLength) + `"}`,
-			want: PodAdmissionResponse{Reason: "R2D2", Message: strings.Repeat("m", MaxMessageLength)},
+			data: `{"apiVersion":"` + apiVersion + `","kind":"PodAdmissionResponse","uid":"req-1","allowed":false,"reason":"R2D2","message":"` + strings.Repeat("m", protocol.MaxMessageLength) + `"}`,
+			want: PodAdmissionResponse{Reason: "R2D2", Message: strings.Repeat("m", protocol.MaxMessageLength)},
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -203,11 +205,11 @@ func TestDecodeResponseRejects(t *testing.T) {
 			wantErr: `invalid response: reason: Invalid value: "imageNotSigned": must be CamelCase: an upper-case letter followed by letters and digits, like "ImageNotSigned"`,
 		},
 		"reason too long": {
-			data:    "{" + head + `,"allowed":false,"reason":"` + strings.Repeat("A", MaxReasonLength+1) + `"}`,
+			data:    "{" + head + `,"allowed":false,"reason":"` + strings.Repeat("A", protocol.MaxReasonLength+1) + `"}`,
 			wantErr: "invalid response: reason: Too long: may not be more than 128 bytes",
 		},
 		"message too long": {
-			data:    "{" + head + `,"allowed":false,"reason":"No","message":"` + strings.Repeat("m", MaxMessageLength+1) + `"}`,
+			data:    "{" + head + `,"allowed":false,"reason":"No","message":"` + strings.Repeat("m", protocol.MaxMessageLength+1) + `"}`,
 			wantErr: "invalid response: message: Too long: may not be more than 1024 bytes",
 		},
 		"negative retryAfterSeconds": {

@@ -20,18 +20,20 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1/protocol"
 )
 
 // GroupName is the API group of the pod admission plugin protocol.
-const GroupName = "podadmission.kubelet.k8s.io"
+const GroupName = protocol.GroupName
 
 // SchemeGroupVersion is the group and version of the types in this package.
-var SchemeGroupVersion = schema.GroupVersion{Group: GroupName, Version: "v1alpha1"}
+var SchemeGroupVersion = schema.GroupVersion{Group: GroupName, Version: protocol.Version}
 
 // Kinds of the protocol's objects, as they appear in their kind field.
 const (
-	PodAdmissionRequestKind  = "PodAdmissionRequest"
-	PodAdmissionResponseKind = "PodAdmissionResponse"
+	PodAdmissionRequestKind  = protocol.RequestKind
+	PodAdmissionResponseKind = protocol.ResponseKind
 )
 
 // RequestTypeMeta is the apiVersion and kind of every PodAdmissionRequest.

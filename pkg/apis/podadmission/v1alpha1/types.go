@@ -20,6 +20,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1/protocol"
 )
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
@@ -84,15 +86,17 @@ type PodAdmissionRequest struct {
 	OldPod *corev1.Pod `json:"oldPod,omitempty"`
 }
 
-// Operation says what a PodAdmissionRequest is for.
-type Operation string
+// Operation says what a request is for.
+type Operation = protocol.Operation
 
+// The operations, defined with the protocol's rules (package protocol),
+// which the SDK shares.
 const (
 	// OperationCreate is a pod's first admission: nothing of it runs yet.
-	OperationCreate Operation = "Create"
+	OperationCreate = protocol.OperationCreate
 	// OperationUpdate is a change of an admitted pod that would make the
 	// kubelet start a container the plugins have not admitted.
-	OperationUpdate Operation = "Update"
+	OperationUpdate = protocol.OperationUpdate
 )
 
 // NodeInfo describes the node in a PodAdmissionRequest.

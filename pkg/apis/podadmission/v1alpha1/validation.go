@@ -17,81 +17,23 @@ limitations under the License.
 package v1alpha1
 
 import (
-	"unicode/utf8"
-
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1/protocol"
 )
-
-// TruncationMark ends a message that TruncateMessage cut.
-const TruncationMark = " (...)"
-
-// TruncateMessage cuts message to MaxMessageLength bytes, on a character
-// boundary, ending in TruncationMark when it cut: plugins use it for a
-// message that may be long, and the kubelet for the pod status messages and
-// events it builds around plugins' text.
-func TruncateMessage(message string) string {
-	return truncate(message, MaxMessageLength)
-}
-
-// truncate cuts s to at most max bytes as TruncateMessage does.
-func truncate(s string, max int) string {
-	if len(s) <= max {
-		return s
-	}
-	cut := max - len(TruncationMark)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + TruncationMark
-}
-
-// IsValidReason says whether reason may be a response's reason: a CamelCase
-// word, an upper-case ASCII letter followed by ASCII letters and digits, of
-// at most MaxReasonLength characters.
-func IsValidReason(reason string) bool {
-	return len(reason) <= MaxReasonLength && isCamelCaseWord(reason)
-}
-
-// isCamelCaseWord says whether s is an upper-case ASCII letter followed by
-// ASCII letters and digits. (A loop, not a regular expression: every Exec
-// plugin process would compile that at start.)
-func isCamelCaseWord(s string) bool {
-	if s == "" || s[0] < 'A' || s[0] > 'Z' {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		if c := s[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
-			return false
-		}
-	}
-	return true
-}
 
 // ValidateResponse checks the fields of resp, a plugin's answer to req, other
 // than apiVersion and kind (which only exist in the JSON form and are checked
-// by DecodeResponse).
+// by DecodeResponse), with the protocol's rules (package protocol), which
+// the SDK applies too.
 func ValidateResponse(resp *PodAdmissionResponse, req *PodAdmissionRequest) field.ErrorList {
-	var errs field.ErrorList
-	if resp.UID != req.UID {
-		errs = append(errs, field.Invalid(field.NewPath("uid"), shorten(string(resp.UID)), "must echo the request's uid "+quote(string(req.UID))))
-	}
-	reasonPath := field.NewPath("reason")
-	switch {
-	case resp.Reason == "" && !resp.Allowed:
-		errs = append(errs, field.Required(reasonPath, "required when allowed is false"))
-	case resp.Reason == "":
-	case len(resp.Reason) > MaxReasonLength:
-		errs = append(errs, field.TooLong(reasonPath, resp.Reason, MaxReasonLength))
-	case !isCamelCaseWord(resp.Reason):
-		errs = append(errs, field.Invalid(reasonPath, shorten(resp.Reason), "must be CamelCase: an upper-case letter followed by letters and digits, like \"ImageNotSigned\""))
-	}
-	if len(resp.Message) > MaxMessageLength {
-		errs = append(errs, field.TooLong(field.NewPath("message"), resp.Message, MaxMessageLength))
-	}
-	if resp.RetryAfterSeconds != nil && *resp.RetryAfterSeconds < 0 {
-		errs = append(errs, field.Invalid(field.NewPath("retryAfterSeconds"), *resp.RetryAfterSeconds, "must not be negative"))
-	}
-	return errs
+	return protocol.ValidateResponse(protocol.ResponseFields{
+		UID:               string(resp.UID),
+		Allowed:           resp.Allowed,
+		Reason:            resp.Reason,
+		Message:           resp.Message,
+		RetryAfterSeconds: resp.RetryAfterSeconds,
+	}, string(req.UID))
 }
 
 // ValidateRequest checks the fields of a request other than apiVersion and
@@ -119,10 +61,10 @@ func ValidateRequest(req *PodAdmissionRequest) field.ErrorList {
 		case req.OldPod == nil:
 			errs = append(errs, field.Required(oldPodPath, "an Update carries the pod as it was admitted"))
 		case req.Pod != nil && req.OldPod.UID != req.Pod.UID:
-			errs = append(errs, field.Invalid(oldPodPath.Child("metadata", "uid"), shorten(string(req.OldPod.UID)), "must be the pod's uid "+quote(string(req.Pod.UID))))
+			errs = append(errs, field.Invalid(oldPodPath.Child("metadata", "uid"), protocol.Shorten(string(req.OldPod.UID)), "must be the pod's uid "+protocol.Quote(string(req.Pod.UID))))
 		}
 	default:
-		errs = append(errs, field.NotSupported(field.NewPath("operation"), shorten(string(req.Operation)), []Operation{OperationCreate, OperationUpdate}))
+		errs = append(errs, field.NotSupported(field.NewPath("operation"), protocol.Shorten(string(req.Operation)), []Operation{OperationCreate, OperationUpdate}))
 	}
 	return errs
 }

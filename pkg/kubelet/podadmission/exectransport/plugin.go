@@ -29,6 +29,7 @@ import (
 
 	configv1alpha1 "github.com/podadmission/podadmission/pkg/apis/config/v1alpha1"
 	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
+	"github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1/protocol"
 	"github.com/podadmission/podadmission/pkg/kubelet/podadmission/transport"
 	"github.com/podadmission/podadmission/pkg/kubelet/podadmission/trust"
 )
@@ -142,7 +143,7 @@ func (p *Plugin) processError(ctx context.Context, out *processOutcome) error {
 	case out.killErr != nil:
 		return fail("cannot kill its processes: %v", out.killErr)
 	case out.stdout.overflowed():
-		return fail("response larger than %s; its processes were killed", podadmissionv1alpha1.SizeInMiB(maxStdout))
+		return fail("response larger than %s; its processes were killed", protocol.SizeInMiB(maxStdout))
 	case out.stopped != nil:
 		// The chain says why ctx ended (its timeout, or the caller).
 		return &processFailure{msg: fmt.Sprintf("stopped (%v); its processes were killed", out.stopped), stderr: out.stderr, cause: out.stopped}

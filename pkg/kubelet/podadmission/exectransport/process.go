@@ -26,13 +26,13 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
+	"github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1/protocol"
 	"github.com/podadmission/podadmission/pkg/kubelet/podadmission/trust"
 )
 
 const (
 	// maxStdout caps a plugin's response.
-	maxStdout = podadmissionv1alpha1.MaxResponseSize
+	maxStdout = protocol.MaxResponseSize
 	// maxStderr is how much of the end of a plugin's stderr is kept for the
 	// log.
 	maxStderr = 4 << 10

@@ -25,7 +25,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/podadmission/podadmission/pkg/apis/config/validation"
-	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
+	"github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1/protocol"
 )
 
 // callError turns the error of an Admit call into what went wrong, in terms
@@ -50,7 +50,7 @@ func (p *Plugin) callError(ctx context.Context, err error) error {
 		}
 		return fmt.Errorf("cannot reach %s%s: %s", validation.UnixSocketScheme, p.socket, st.Message())
 	case st.Code() == codes.ResourceExhausted && strings.Contains(st.Message(), "received message larger than max"):
-		return fmt.Errorf("response larger than %s", podadmissionv1alpha1.SizeInMiB(podadmissionv1alpha1.MaxResponseSize))
+		return fmt.Errorf("response larger than %s", protocol.SizeInMiB(protocol.MaxResponseSize))
 	case st.Code() == codes.Unimplemented:
 		return fmt.Errorf("%s does not serve the PodAdmissionPlugin service: %s", p.socket, st.Message())
 	}

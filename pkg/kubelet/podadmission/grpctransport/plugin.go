@@ -33,6 +33,7 @@ import (
 	"github.com/podadmission/podadmission/pkg/apis/config/validation"
 	pb "github.com/podadmission/podadmission/pkg/apis/podadmission/grpc/v1alpha1"
 	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
+	"github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1/protocol"
 	"github.com/podadmission/podadmission/pkg/kubelet/podadmission/transport"
 )
 
@@ -127,8 +128,8 @@ func (p *Plugin) Start(ctx context.Context) {
 		grpc.WithAuthority("localhost"),
 		grpc.WithConnectParams(connectParams),
 		grpc.WithDefaultCallOptions(
-			grpc.MaxCallRecvMsgSize(podadmissionv1alpha1.MaxResponseSize),
-			grpc.MaxCallSendMsgSize(podadmissionv1alpha1.MaxRequestSize)),
+			grpc.MaxCallRecvMsgSize(protocol.MaxResponseSize),
+			grpc.MaxCallSendMsgSize(protocol.MaxRequestSize)),
 	)
 	if err != nil {
 		// Only options that are wrong in this code fail NewClient; calls
