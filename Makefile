@@ -114,7 +114,7 @@ containerd: ## Build containerd 2.x and runc from the Go module proxy into _outp
 ##@ Development
 
 .PHONY: generate
-generate: ## Regenerate deepcopy and gRPC code with pinned tools.
+generate: ## Regenerate deepcopy, gRPC and the SDK's Pod types (pkg/plugin/corev1) with pinned tools.
 	build/generate.sh
 
 .PHONY: verify

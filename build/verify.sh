@@ -45,15 +45,16 @@ if ! git diff --quiet -- "${nri}/go.mod" "${nri}/go.sum"; then
 fi
 
 # Regenerate into the work tree and compare with what is committed.
-if [[ -z "$(git status --porcelain -- pkg/apis)" ]]; then
+generated=(pkg/apis pkg/plugin/corev1)
+if [[ -z "$(git status --porcelain -- "${generated[@]}")" ]]; then
   build/generate.sh >/dev/null 2>&1 || fail "build/generate.sh failed"
-  if [[ -n "$(git status --porcelain -- pkg/apis)" ]]; then
-    fail "generated code is stale (run make generate):"$'\n'"$(git status --short -- pkg/apis)"
-    git checkout -q -- pkg/apis
-    git clean -q -fd -- pkg/apis
+  if [[ -n "$(git status --porcelain -- "${generated[@]}")" ]]; then
+    fail "generated code is stale (run make generate):"$'\n'"$(git status --short -- "${generated[@]}")"
+    git checkout -q -- "${generated[@]}"
+    git clean -q -fd -- "${generated[@]}"
   fi
 else
-  fail "pkg/apis has uncommitted changes; commit them before verifying generated code"
+  fail "${generated[*]} have uncommitted changes; commit them before verifying generated code"
 fi
 
 [[ "${failed}" == 0 ]] || exit 1
