@@ -23,7 +23,6 @@ import (
 	"sync"
 	"time"
 
-	v1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
@@ -33,7 +32,8 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
-	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
+	"github.com/podadmission/podadmission/pkg/plugin"
+	podv1 "github.com/podadmission/podadmission/pkg/plugin/corev1"
 )
 
 // Pod status reasons of the pods the gate holds.
@@ -66,7 +66,7 @@ const (
 
 // reevaluator asks the kubelet to evaluate pods again; *grpcplugin.Server.
 type reevaluator interface {
-	Reevaluate(uids ...types.UID)
+	Reevaluate(uids ...podv1.UID)
 	ReevaluateAll()
 }
 
@@ -104,7 +104,7 @@ type gate struct {
 	pusher       reevaluator
 
 	mu      sync.Mutex
-	blocked map[types.UID]*blockedPod
+	blocked map[podv1.UID]*blockedPod
 	// firstSeen is when the gate first saw each policy at its current
 	// generation (settle time).
 	firstSeen map[types.UID]seenGeneration
@@ -122,7 +122,7 @@ type seenGeneration struct {
 
 // blockedPod is a pod the gate holds.
 type blockedPod struct {
-	pod *v1.Pod
+	pod *podv1.Pod
 	// extra are the policies selecting the pod that the consistent LIST
 	// found at first sight, until extraUntil.
 	extra      []*networkingv1.NetworkPolicy
@@ -154,14 +154,14 @@ func newGate(cfg gateConfig, clk clock.WithDelayedExecution, policies networking
 		synced:          synced,
 		listPolicies:    listPolicies,
 		pusher:          pusher,
-		blocked:         map[types.UID]*blockedPod{},
+		blocked:         map[podv1.UID]*blockedPod{},
 		firstSeen:       map[types.UID]seenGeneration{},
 		recheckRequests: make(chan struct{}, 1),
 	}
 }
 
 // admit answers one request of the kubelet.
-func (g *gate) admit(ctx context.Context, req *podadmissionv1alpha1.PodAdmissionRequest) *podadmissionv1alpha1.PodAdmissionResponse {
+func (g *gate) admit(ctx context.Context, req *plugin.Request) *plugin.Response {
 	logger := klog.FromContext(ctx)
 	pod := req.Pod
 
@@ -187,12 +187,12 @@ func (g *gate) admit(ctx context.Context, req *podadmissionv1alpha1.PodAdmission
 	if v.allowed {
 		delete(g.blocked, pod.UID)
 		logger.V(2).Info("Admitting pod", "pod", klog.KObj(pod), "podUID", pod.UID, "heldBefore", ok)
-		return &podadmissionv1alpha1.PodAdmissionResponse{Allowed: true}
+		return plugin.Allow()
 	}
 	g.blocked[pod.UID] = rec
 	g.armSettleTimerLocked(v.settledAt, now)
 	logger.V(2).Info("Holding pod", "pod", klog.KObj(pod), "podUID", pod.UID, "reason", v.reason, "message", v.message)
-	resp := &podadmissionv1alpha1.PodAdmissionResponse{Reason: v.reason, Message: v.message}
+	resp := plugin.Deny(v.reason, v.message)
 	if !v.settledAt.IsZero() {
 		// The gate pushes at that moment anyway; the hint keeps the
 		// kubelet from asking earlier for nothing.
@@ -202,14 +202,14 @@ func (g *gate) admit(ctx context.Context, req *podadmissionv1alpha1.PodAdmission
 	return resp
 }
 
-func (g *gate) exemptByPod(pod *v1.Pod) bool {
+func (g *gate) exemptByPod(pod *podv1.Pod) bool {
 	return g.cfg.exemptHostNetwork && pod.Spec.HostNetwork
 }
 
 // selectingFromAPI returns the policies selecting pod that the API server
 // has and the informer has not delivered (at their generation) yet. When it
 // cannot tell, the informer's view decides alone.
-func (g *gate) selectingFromAPI(ctx context.Context, pod *v1.Pod) []*networkingv1.NetworkPolicy {
+func (g *gate) selectingFromAPI(ctx context.Context, pod *podv1.Pod) []*networkingv1.NetworkPolicy {
 	list, err := g.listPolicies(ctx, pod.Namespace)
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "Listing the NetworkPolicies of a new pod's namespace; relying on the informer cache", "pod", klog.KObj(pod), "namespace", pod.Namespace)
@@ -398,7 +398,7 @@ func (g *gate) recheck(ctx context.Context) {
 	logger := klog.FromContext(ctx)
 	g.mu.Lock()
 	now := g.clock.Now()
-	var admissible []types.UID
+	var admissible []podv1.UID
 	for uid, rec := range g.blocked {
 		if now.Sub(rec.lastRequest) > blockedPodTTL {
 			delete(g.blocked, uid)

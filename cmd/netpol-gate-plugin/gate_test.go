@@ -32,8 +32,9 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
-	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
 	"github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1/protocol"
+	"github.com/podadmission/podadmission/pkg/plugin"
+	podv1 "github.com/podadmission/podadmission/pkg/plugin/corev1"
 )
 
 func TestPodSelectedByNoPolicyIsAdmittedAtOnce(t *testing.T) {
@@ -56,7 +57,7 @@ func TestHeldUntilTheAgentAcknowledgesEverySelectingPolicy(t *testing.T) {
 	web := pod("team-a", "web", map[string]string{"app": "web"})
 
 	resp := env.admit(web)
-	assert.Equal(t, &podadmissionv1alpha1.PodAdmissionResponse{
+	assert.Equal(t, &plugin.Response{
 		Reason:  "NetworkPolicyNotAcknowledged",
 		Message: "waiting for the node's network policy agent to acknowledge NetworkPolicies team-a/allow-dns (generation 1), team-a/deny-all (generation 2) (no acknowledgement in /run/netpol-acks yet)",
 	}, resp)
@@ -69,7 +70,7 @@ func TestHeldUntilTheAgentAcknowledgesEverySelectingPolicy(t *testing.T) {
 
 	env.ack("uid-deny", 2)
 	env.gate.recheck(context.Background())
-	assert.Equal(t, []types.UID{web.UID}, env.pusher.pushedUIDs(), "the last acknowledgement pushes the pod")
+	assert.Equal(t, []podv1.UID{podv1.UID(web.UID)}, env.pusher.pushedUIDs(), "the last acknowledgement pushes the pod")
 	env.gate.recheck(context.Background())
 	assert.Len(t, env.pusher.pushedUIDs(), 1, "pushed once until the kubelet asks")
 
@@ -120,7 +121,7 @@ func TestHeldUntilTheCachesSync(t *testing.T) {
 	env.synced.Store(false)
 	web := pod("team-a", "web", nil)
 	resp := env.admit(web)
-	assert.Equal(t, &podadmissionv1alpha1.PodAdmissionResponse{
+	assert.Equal(t, &plugin.Response{
 		Reason:  "NetworkPolicyCacheNotSynced",
 		Message: "waiting for the gate's NetworkPolicy and Namespace caches to sync with the API server",
 	}, resp)
@@ -141,7 +142,7 @@ func TestDeletedPolicyReleasesItsPods(t *testing.T) {
 
 	env.deletePolicy(t, np)
 	env.gate.recheck(context.Background())
-	assert.Equal(t, []types.UID{web.UID}, env.pusher.pushedUIDs())
+	assert.Equal(t, []podv1.UID{podv1.UID(web.UID)}, env.pusher.pushedUIDs())
 	assert.True(t, env.admit(web).Allowed)
 }
 
@@ -164,7 +165,7 @@ func TestAPolicyTheInformerHasNotDeliveredYetHoldsThePod(t *testing.T) {
 
 	env.ack("uid-new", 1)
 	env.gate.recheck(context.Background())
-	assert.Equal(t, []types.UID{web.UID}, env.pusher.pushedUIDs())
+	assert.Equal(t, []podv1.UID{podv1.UID(web.UID)}, env.pusher.pushedUIDs())
 	assert.True(t, env.admit(web).Allowed)
 }
 
@@ -210,13 +211,13 @@ func TestExemptNamespaceSelector(t *testing.T) {
 
 	newPod := pod("new", "web", nil)
 	resp := env.admit(newPod)
-	assert.Equal(t, &podadmissionv1alpha1.PodAdmissionResponse{
+	assert.Equal(t, &plugin.Response{
 		Reason:  "NetworkPolicyCacheNotSynced",
 		Message: "waiting for namespace new to reach the gate's cache, to match --exempt-namespace-selector",
 	}, resp)
 	require.NoError(t, env.namespaces.Add(&v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "new", Labels: map[string]string{"netpol-gate.podadmission.io/exempt": "true"}}}))
 	env.gate.recheck(context.Background())
-	assert.Equal(t, []types.UID{newPod.UID}, env.pusher.pushedUIDs())
+	assert.Equal(t, []podv1.UID{podv1.UID(newPod.UID)}, env.pusher.pushedUIDs())
 }
 
 func TestSettleTime(t *testing.T) {
@@ -294,6 +295,6 @@ func TestAPolicyDeletedAfterTheInformerDeliveredItReleasesPodsItHeldFromTheAPI(t
 	env.addPolicy(t, np)
 	env.deletePolicy(t, np)
 	env.gate.recheck(context.Background())
-	assert.Equal(t, []types.UID{web.UID}, env.pusher.pushedUIDs())
+	assert.Equal(t, []podv1.UID{podv1.UID(web.UID)}, env.pusher.pushedUIDs())
 	assert.True(t, env.admit(web).Allowed)
 }

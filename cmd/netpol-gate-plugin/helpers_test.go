@@ -18,6 +18,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -34,7 +35,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
+	"github.com/podadmission/podadmission/pkg/plugin"
+	podv1 "github.com/podadmission/podadmission/pkg/plugin/corev1"
 )
 
 var testStart = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -42,7 +44,7 @@ var testStart = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 // recordingPusher records the re-evaluations a gate asks for.
 type recordingPusher struct {
 	mu     sync.Mutex
-	uids   []types.UID
+	uids   []podv1.UID
 	all    int
 	pushed chan struct{}
 }
@@ -51,7 +53,7 @@ func newRecordingPusher() *recordingPusher {
 	return &recordingPusher{pushed: make(chan struct{}, 100)}
 }
 
-func (p *recordingPusher) Reevaluate(uids ...types.UID) {
+func (p *recordingPusher) Reevaluate(uids ...podv1.UID) {
 	p.mu.Lock()
 	p.uids = append(p.uids, uids...)
 	p.mu.Unlock()
@@ -65,7 +67,7 @@ func (p *recordingPusher) ReevaluateAll() {
 	p.pushed <- struct{}{}
 }
 
-func (p *recordingPusher) pushedUIDs() []types.UID {
+func (p *recordingPusher) pushedUIDs() []podv1.UID {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return slices.Clone(p.uids)
@@ -166,8 +168,18 @@ func (env *gateEnv) deletePolicy(t *testing.T, np *networkingv1.NetworkPolicy) {
 	env.gate.policyGone(np.UID)
 }
 
-func (env *gateEnv) admit(pod *v1.Pod) *podadmissionv1alpha1.PodAdmissionResponse {
-	return env.gate.admit(context.Background(), &podadmissionv1alpha1.PodAdmissionRequest{UID: "call", Pod: pod, Attempt: 1, Node: podadmissionv1alpha1.NodeInfo{Name: "node-1"}})
+// admit asks the gate about pod, which it gets as the SDK decodes it from
+// the kubelet's JSON.
+func (env *gateEnv) admit(pod *v1.Pod) *plugin.Response {
+	data, err := json.Marshal(pod)
+	if err != nil {
+		panic(err)
+	}
+	sdkPod := &podv1.Pod{}
+	if err := sdkPod.UnmarshalJSON(data); err != nil {
+		panic(err)
+	}
+	return env.gate.admit(context.Background(), &plugin.Request{UID: "call", Pod: sdkPod, PodJSON: data, Attempt: 1, Node: plugin.NodeInfo{Name: "node-1"}})
 }
 
 func policy(namespace, name string, uid types.UID, generation int64, matchLabels map[string]string) *networkingv1.NetworkPolicy {

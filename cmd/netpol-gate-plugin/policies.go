@@ -22,11 +22,12 @@ import (
 	"strings"
 	"time"
 
-	v1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+
+	podv1 "github.com/podadmission/podadmission/pkg/plugin/corev1"
 )
 
 // policyRef is one NetworkPolicy at one generation: what an agent
@@ -58,7 +59,7 @@ func refOf(np *networkingv1.NetworkPolicy) policyRef {
 // selects says whether np isolates pod: a NetworkPolicy applies to the pods
 // of its own namespace that its spec.podSelector selects (an empty selector
 // selects them all), whatever its policyTypes.
-func selects(np *networkingv1.NetworkPolicy, pod *v1.Pod) (bool, error) {
+func selects(np *networkingv1.NetworkPolicy, pod *podv1.Pod) (bool, error) {
 	if np.Namespace != pod.Namespace {
 		return false, nil
 	}

@@ -17,6 +17,7 @@ limitations under the License.
 package main
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,6 +35,7 @@ import (
 
 	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
 	"github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1/protocol"
+	"github.com/podadmission/podadmission/pkg/plugin"
 )
 
 // psaModuleDir returns the directory of the k8s.io/pod-security-admission
@@ -90,7 +92,7 @@ func TestUpstreamFixtures(t *testing.T) {
 				files, _ := filepath.Glob(filepath.Join(testdata, level, version.Name(), expect, "*.yaml"))
 				sort.Strings(files)
 				for _, file := range files {
-					resp := p.admit(request(readFixture(t, file), false))
+					resp := decide(t, p, request(t, readFixture(t, file), false))
 					counts[expect]++
 					rel, _ := filepath.Rel(testdata, file)
 					if expect == "pass" {
@@ -123,11 +125,34 @@ func TestRestrictedFixturesPassBaseline(t *testing.T) {
 		version := filepath.Base(filepath.Dir(filepath.Dir(file)))
 		p, err := newPodSecurityPolicy(&options{level: "baseline", version: version})
 		require.NoError(t, err)
-		resp := p.admit(request(readFixture(t, file), false))
+		resp := decide(t, p, request(t, readFixture(t, file), false))
 		assert.True(t, resp.Allowed, "%s: %s", file, resp.Message)
 	}
 }
 
-func request(pod *corev1.Pod, static bool) *podadmissionv1alpha1.PodAdmissionRequest {
-	return &podadmissionv1alpha1.PodAdmissionRequest{UID: "request-uid", Pod: pod, Static: static, Attempt: 1, Node: podadmissionv1alpha1.NodeInfo{Name: "node-1"}}
+// kubeletRequest is the kubelet's request for pod.
+func kubeletRequest(pod *corev1.Pod, static bool) *podadmissionv1alpha1.PodAdmissionRequest {
+	return &podadmissionv1alpha1.PodAdmissionRequest{
+		TypeMeta: podadmissionv1alpha1.RequestTypeMeta(),
+		UID:      "request-uid", Pod: pod, Static: static, Attempt: 1, Node: podadmissionv1alpha1.NodeInfo{Name: "node-1"},
+	}
+}
+
+// request is the kubelet's request for pod as the plugin gets it: encoded
+// by the kubelet, decoded by the SDK.
+func request(t *testing.T, pod *corev1.Pod, static bool) *plugin.Request {
+	t.Helper()
+	data, err := podadmissionv1alpha1.EncodeRequest(kubeletRequest(pod, static))
+	require.NoError(t, err)
+	req, err := plugin.DecodeRequest(data)
+	require.NoError(t, err)
+	return req
+}
+
+// decide runs the plugin's handler on req.
+func decide(t *testing.T, p *podSecurityPolicy, req *plugin.Request) *plugin.Response {
+	t.Helper()
+	resp, err := p.handle(context.Background(), req)
+	require.NoError(t, err)
+	return resp
 }

@@ -45,6 +45,8 @@ func main() {
 	}
 	// The SDK's core, without its GRPC server (package grpcplugin): this
 	// process starts for every pod, and pays for every package it links.
+	// The evaluator needs k8s.io/api/core/v1's Pod (package corepod), which
+	// it pays for (docs/plugins.md).
 	plugin.RunExec(p.handle)
 }
 

@@ -18,15 +18,16 @@ package main
 
 import (
 	"context"
-
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	psaapi "k8s.io/pod-security-admission/api"
 	"k8s.io/pod-security-admission/policy"
 
-	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
 	"github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1/protocol"
+	"github.com/podadmission/podadmission/pkg/plugin"
+	"github.com/podadmission/podadmission/pkg/plugin/corepod"
 )
 
 // ReasonPodSecurity is the pod status reason of a rejected pod, as the
@@ -63,29 +64,36 @@ func newPodSecurityPolicy(o *options) (*podSecurityPolicy, error) {
 	}, nil
 }
 
-// admit decides on one request.
-// handle is admit as a plugin.Handler: the policy always decides.
-func (p *podSecurityPolicy) handle(_ context.Context, req *podadmissionv1alpha1.PodAdmissionRequest) (*podadmissionv1alpha1.PodAdmissionResponse, error) {
-	return p.admit(req), nil
+// handle is the plugin's Handler. The exemptions read the SDK's Pod; only a
+// pod they do not exempt is decoded into k8s.io/api/core/v1's Pod, which
+// the evaluator takes.
+func (p *podSecurityPolicy) handle(_ context.Context, req *plugin.Request) (*plugin.Response, error) {
+	if p.exempt(req) {
+		return plugin.Allow(), nil
+	}
+	pod, err := corepod.Pod(req)
+	if err != nil {
+		return nil, err
+	}
+	return p.admit(pod), nil
 }
 
-func (p *podSecurityPolicy) admit(req *podadmissionv1alpha1.PodAdmissionRequest) *podadmissionv1alpha1.PodAdmissionResponse {
+// exempt says whether the exemptions admit req's pod without checks.
+func (p *podSecurityPolicy) exempt(req *plugin.Request) bool {
 	pod := req.Pod
-	switch {
-	case p.exemptNamespaces.Has(pod.Namespace),
-		req.Static && p.exemptStaticPods,
-		pod.Spec.RuntimeClassName != nil && p.exemptRuntimeClasses.Has(*pod.Spec.RuntimeClassName):
-		return &podadmissionv1alpha1.PodAdmissionResponse{Allowed: true}
-	}
+	return p.exemptNamespaces.Has(pod.Namespace) ||
+		req.Static && p.exemptStaticPods ||
+		pod.Spec.RuntimeClassName != nil && p.exemptRuntimeClasses.Has(*pod.Spec.RuntimeClassName)
+}
+
+// admit evaluates pod against the enforced level and version.
+func (p *podSecurityPolicy) admit(pod *corev1.Pod) *plugin.Response {
 	result := policy.AggregateCheckResults(p.evaluator.EvaluatePod(p.enforce, &pod.ObjectMeta, &pod.Spec))
 	if result.Allowed {
-		return &podadmissionv1alpha1.PodAdmissionResponse{Allowed: true}
+		return plugin.Allow()
 	}
 	// The apiserver's message, so that "kubectl describe pod" reads the same
 	// whichever of the two refused the pod.
 	message := fmt.Sprintf("violates PodSecurity %q: %s", p.enforce.String(), result.ForbiddenDetail())
-	return &podadmissionv1alpha1.PodAdmissionResponse{
-		Reason:  ReasonPodSecurity,
-		Message: protocol.TruncateMessage(message),
-	}
+	return plugin.Deny(ReasonPodSecurity, protocol.TruncateMessage(message))
 }

@@ -27,8 +27,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
 	"github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1/protocol"
+	"github.com/podadmission/podadmission/pkg/plugin"
 )
 
 func hostNetworkPod(namespace string) *corev1.Pod {
@@ -50,8 +50,8 @@ func mustPolicy(t *testing.T, o options) *podSecurityPolicy {
 
 func TestRejectsLikeTheAPIServer(t *testing.T) {
 	p := mustPolicy(t, options{level: "baseline", version: "latest"})
-	resp := p.admit(request(hostNetworkPod("team-a"), false))
-	assert.Equal(t, &podadmissionv1alpha1.PodAdmissionResponse{
+	resp := decide(t, p, request(t, hostNetworkPod("team-a"), false))
+	assert.Equal(t, &plugin.Response{
 		Reason:  "PodSecurity",
 		Message: `violates PodSecurity "baseline:latest": host namespaces (hostNetwork=true)`,
 	}, resp)
@@ -61,7 +61,7 @@ func TestRejectsLikeTheAPIServer(t *testing.T) {
 	pod.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: ptr.To(true)}
 	pod.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 80, HostPort: 8080}}
 	p = mustPolicy(t, options{level: "restricted", version: "v1.37"})
-	resp = p.admit(request(pod, false))
+	resp = decide(t, p, request(t, pod, false))
 	assert.Equal(t, `violates PodSecurity "restricted:v1.37": host namespaces (hostNetwork=true, hostPID=true), hostPort (container "web" uses hostPort 8080), privileged (container "web" must not set securityContext.privileged=true), `+
 		`allowPrivilegeEscalation != false (container "web" must set securityContext.allowPrivilegeEscalation=false), unrestricted capabilities (container "web" must set securityContext.capabilities.drop=["ALL"]), `+
 		`runAsNonRoot != true (pod or container "web" must set securityContext.runAsNonRoot=true), seccompProfile (pod or container "web" must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost")`, resp.Message)
@@ -79,7 +79,7 @@ func TestAdmitsCompliantPods(t *testing.T) {
 		},
 	}
 	for _, level := range []string{"baseline", "restricted"} {
-		resp := mustPolicy(t, options{level: level, version: "latest"}).admit(request(pod, false))
+		resp := decide(t, mustPolicy(t, options{level: level, version: "latest"}), request(t, pod, false))
 		assert.True(t, resp.Allowed, level)
 		assert.Empty(t, resp.Reason)
 	}
@@ -91,8 +91,8 @@ func TestPinnedVersion(t *testing.T) {
 	pod.Spec.HostNetwork = false
 	pod.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}}
 	pod.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{AllowPrivilegeEscalation: ptr.To(false)}
-	assert.True(t, mustPolicy(t, options{level: "restricted", version: "v1.21"}).admit(request(pod, false)).Allowed)
-	resp := mustPolicy(t, options{level: "restricted", version: "v1.22"}).admit(request(pod, false))
+	assert.True(t, decide(t, mustPolicy(t, options{level: "restricted", version: "v1.21"}), request(t, pod, false)).Allowed)
+	resp := decide(t, mustPolicy(t, options{level: "restricted", version: "v1.22"}), request(t, pod, false))
 	assert.Equal(t, `violates PodSecurity "restricted:v1.22": unrestricted capabilities (container "web" must set securityContext.capabilities.drop=["ALL"])`, resp.Message)
 }
 
@@ -104,24 +104,24 @@ func TestExemptions(t *testing.T) {
 		exemptStaticPods:     true,
 	})
 	for name, tc := range map[string]struct {
-		req         *podadmissionv1alpha1.PodAdmissionRequest
+		req         *plugin.Request
 		wantAllowed bool
 	}{
-		"exempt namespace":         {request(hostNetworkPod("kube-system"), false), true},
-		"other exempt namespace":   {request(hostNetworkPod("monitoring"), false), true},
-		"namespace not exempt":     {request(hostNetworkPod("team-a"), false), false},
-		"static pod":               {request(hostNetworkPod("team-a"), true), true},
-		"exempt runtime class":     {request(withRuntimeClass(hostNetworkPod("team-a"), "kata"), false), true},
-		"runtime class not exempt": {request(withRuntimeClass(hostNetworkPod("team-a"), "runc"), false), false},
+		"exempt namespace":         {request(t, hostNetworkPod("kube-system"), false), true},
+		"other exempt namespace":   {request(t, hostNetworkPod("monitoring"), false), true},
+		"namespace not exempt":     {request(t, hostNetworkPod("team-a"), false), false},
+		"static pod":               {request(t, hostNetworkPod("team-a"), true), true},
+		"exempt runtime class":     {request(t, withRuntimeClass(hostNetworkPod("team-a"), "kata"), false), true},
+		"runtime class not exempt": {request(t, withRuntimeClass(hostNetworkPod("team-a"), "runc"), false), false},
 	} {
 		t.Run(name, func(t *testing.T) {
-			assert.Equal(t, tc.wantAllowed, p.admit(tc.req).Allowed)
+			assert.Equal(t, tc.wantAllowed, decide(t, p, tc.req).Allowed)
 		})
 	}
 
 	// Without the flag, static pods are checked like any other.
 	p = mustPolicy(t, options{level: "baseline", version: "latest"})
-	assert.False(t, p.admit(request(hostNetworkPod("kube-system"), true)).Allowed)
+	assert.False(t, decide(t, p, request(t, hostNetworkPod("kube-system"), true)).Allowed)
 }
 
 func withRuntimeClass(pod *corev1.Pod, name string) *corev1.Pod {
@@ -139,13 +139,11 @@ func TestLongMessagesAreCutToTheProtocolLimit(t *testing.T) {
 			SecurityContext: &corev1.SecurityContext{Privileged: ptr.To(true)},
 		})
 	}
-	req := request(pod, false)
-	resp := mustPolicy(t, options{level: "baseline", version: "latest"}).admit(req)
+	resp := decide(t, mustPolicy(t, options{level: "baseline", version: "latest"}), request(t, pod, false))
 	assert.Len(t, resp.Message, protocol.MaxMessageLength)
 	assert.True(t, strings.HasPrefix(resp.Message, `violates PodSecurity "baseline:latest": host namespaces (hostNetwork=true), privileged (containers "container-with-a-long-name-00", `), resp.Message)
 	assert.True(t, strings.HasSuffix(resp.Message, " (...)"), resp.Message)
-	resp.UID = req.UID
-	assert.Empty(t, podadmissionv1alpha1.ValidateResponse(resp, req), "the kubelet accepts the response")
+	assert.NoError(t, resp.Validate(), "the kubelet accepts the response")
 }
 
 func TestOptionErrorsNameTheFlag(t *testing.T) {

@@ -92,8 +92,7 @@ func execPlugin(t *testing.T, args ...string) *exectransport.Plugin {
 }
 
 func admitRequest(pod *corev1.Pod) *podadmissionv1alpha1.PodAdmissionRequest {
-	req := request(pod, false)
-	req.TypeMeta = podadmissionv1alpha1.RequestTypeMeta()
+	req := kubeletRequest(pod, false)
 	req.UID = "call-1"
 	return req
 }

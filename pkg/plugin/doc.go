@@ -36,11 +36,18 @@ limitations under the License.
 //	err := grpcplugin.Serve(ctx, "/run/podadmission/hostnet.sock", handler)
 //
 // A handler returns a Response to decide, or an error when it cannot decide
-// (the kubelet then applies the plugin's failurePolicy). The SDK fills in the
+// (the kubelet then applies the plugin's failurePolicy). The SDK adds the
 // response's apiVersion, kind and uid, and checks it before sending, so a
 // mistake such as a rejection without a reason is reported by the plugin
 // itself.
 //
-// This package does not link the GRPC server: an Exec plugin starts once per
-// pod it judges, and pays for every package it links at every start.
+// The pod is the SDK's own Pod type (package corev1): k8s.io/api/core/v1's
+// names, fields and JSON, decoded as strictly, without k8s.io/api or
+// k8s.io/apimachinery. A plugin that hands the pod to Kubernetes libraries
+// gets the k8s.io/api/core/v1 Pod of a request from package corepod.
+//
+// An Exec plugin starts once per pod it judges, and pays for every package it
+// links at every start: this package links neither the GRPC server nor
+// k8s.io/api, and decodes without reflection (docs/plugins.md has the
+// figures).
 package plugin

@@ -19,6 +19,7 @@ package plugin
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"strings"
@@ -27,7 +28,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
 )
 
 const testRequestJSON = `{"apiVersion":"podadmission.kubelet.k8s.io/v1alpha1","kind":"PodAdmissionRequest","uid":"call-1",` +
@@ -53,13 +57,40 @@ func TestHandleExecAnswers(t *testing.T) {
 	assert.True(t, seen.Pod.Spec.HostNetwork)
 }
 
-func TestHandleExecOverridesTheEnvelope(t *testing.T) {
+// TestHandleExecSetsTheEnvelope: the response echoes each request's uid,
+// also when a handler returns the same response every time.
+func TestHandleExecSetsTheEnvelope(t *testing.T) {
 	shared := Allow()
-	shared.UID = "stale"
-	out, err := handleExec(t, func(context.Context, *Request) (*Response, error) { return shared, nil }, testRequestJSON)
-	require.NoError(t, err)
-	assert.Contains(t, out, `"uid":"call-1"`)
-	assert.Equal(t, "stale", string(shared.UID), "the handler's response is not modified")
+	h := func(context.Context, *Request) (*Response, error) { return shared, nil }
+	for _, uid := range []string{"call-1", "call-2"} {
+		out, err := handleExec(t, h, strings.Replace(testRequestJSON, `"uid":"call-1"`, `"uid":"`+uid+`"`, 1))
+		require.NoError(t, err)
+		assert.Equal(t, `{"kind":"PodAdmissionResponse","apiVersion":"podadmission.kubelet.k8s.io/v1alpha1","uid":"`+uid+`","allowed":true}`+"\n", out)
+	}
+	assert.Equal(t, Allow(), shared, "the handler's response is not modified")
+}
+
+// TestHandleExecAnswersWhatTheKubeletAccepts: the response is what the
+// kubelet's decoding of a response (v1alpha1.DecodeResponse) accepts.
+func TestHandleExecAnswersWhatTheKubeletAccepts(t *testing.T) {
+	for name, resp := range map[string]*Response{
+		"allow":          Allow(),
+		"deny":           Deny("HostNetwork", "no host network here: <é> & \"quotes\""),
+		"deny and retry": DenyRetryAfter("Later", "", time.Hour),
+	} {
+		t.Run(name, func(t *testing.T) {
+			out, err := handleExec(t, func(context.Context, *Request) (*Response, error) { return resp, nil }, testRequestJSON)
+			require.NoError(t, err)
+			got, err := podadmissionv1alpha1.DecodeResponse([]byte(out), &podadmissionv1alpha1.PodAdmissionRequest{
+				TypeMeta: podadmissionv1alpha1.RequestTypeMeta(), UID: "call-1",
+			})
+			require.NoError(t, err)
+			assert.Equal(t, resp.Allowed, got.Allowed)
+			assert.Equal(t, resp.Reason, got.Reason)
+			assert.Equal(t, resp.Message, got.Message)
+			assert.Equal(t, resp.RetryAfterSeconds, got.RetryAfterSeconds)
+		})
+	}
 }
 
 func TestHandleExecFails(t *testing.T) {
@@ -111,6 +142,33 @@ func TestHandleExecFails(t *testing.T) {
 			out, err := handleExec(t, tc.h, tc.in)
 			require.EqualError(t, err, tc.wantErr)
 			assert.Empty(t, out, "nothing is written when there is no valid response")
+		})
+	}
+}
+
+// TestEncodeResponseIsEncodingJSONs: the response written out is, byte for
+// byte, encoding/json's marshalling of the kubelet's PodAdmissionResponse.
+func TestEncodeResponseIsEncodingJSONs(t *testing.T) {
+	for name, resp := range map[string]*Response{
+		"allow":         Allow(),
+		"allow, reason": {Allowed: true, Reason: "Fine"},
+		"deny":          Deny("HostNetwork", "no host network here"),
+		"escapes":       Deny("Nope", "<script>&\"quotes\"\\ \n\t\u2028 é \x00 \xff"),
+		"retry":         DenyRetryAfter("Later", "in a minute", time.Minute),
+		"retry 0":       {Reason: "Later", RetryAfterSeconds: ptr.To[int32](0)},
+		"no message":    Deny("Nope", ""),
+		"largest retry": DenyRetryAfter("Later", "", math.MaxInt64),
+	} {
+		t.Run(name, func(t *testing.T) {
+			const uid = "call-1 <&>"
+			got, err := encodeResponse(resp, uid)
+			require.NoError(t, err)
+			want, err := json.Marshal(&podadmissionv1alpha1.PodAdmissionResponse{
+				TypeMeta: metav1.TypeMeta{APIVersion: "podadmission.kubelet.k8s.io/v1alpha1", Kind: "PodAdmissionResponse"},
+				UID:      uid, Allowed: resp.Allowed, Reason: resp.Reason, Message: resp.Message, RetryAfterSeconds: resp.RetryAfterSeconds,
+			})
+			require.NoError(t, err)
+			assert.Equal(t, string(want), string(got))
 		})
 	}
 }

@@ -19,20 +19,7 @@ package plugin
 import (
 	"context"
 	"errors"
-	"math"
-	"time"
-
-	"k8s.io/utils/ptr"
-
-	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
 )
-
-// Request is what the kubelet asks: may this pod start on this node?
-type Request = podadmissionv1alpha1.PodAdmissionRequest
-
-// Response is a plugin's decision. Build it with Allow, Deny or
-// DenyRetryAfter.
-type Response = podadmissionv1alpha1.PodAdmissionResponse
 
 // Handler decides on one request. It returns a Response, or an error when it
 // cannot decide; the error is reported to the kubelet, which applies the
@@ -40,36 +27,11 @@ type Response = podadmissionv1alpha1.PodAdmissionResponse
 // A GRPC plugin calls its handler concurrently.
 type Handler = func(ctx context.Context, req *Request) (*Response, error)
 
-// Allow admits the pod.
-func Allow() *Response {
-	return &Response{Allowed: true}
-}
-
-// Deny rejects the pod. reason is a CamelCase word (it becomes the pod's
-// status.reason); message tells a human why and what would admit the pod.
-func Deny(reason, message string) *Response {
-	return &Response{Reason: reason, Message: message}
-}
-
-// DenyRetryAfter rejects the pod and asks the kubelet not to evaluate it
-// again for after (rounded up to whole seconds), unless the plugin asks for
-// an earlier evaluation itself. An after of 0 or less is Deny: the kubelet
-// evaluates the pod again after its own back-off.
-func DenyRetryAfter(reason, message string, after time.Duration) *Response {
-	resp := Deny(reason, message)
-	if after <= 0 {
-		return resp
-	}
-	seconds := math.Ceil(after.Seconds())
-	resp.RetryAfterSeconds = ptr.To(int32(min(seconds, math.MaxInt32)))
-	return resp
-}
-
 var errNoResponse = errors.New("handler returned neither a response nor an error")
 
-// Respond runs h on req and returns its response ready to send: a copy with
-// the envelope (apiVersion, kind, uid) filled in from req. RunExec answers
-// with it, and so does the GRPC server of package grpcplugin.
+// Respond runs h on req and returns its response, or its error, or an
+// error when it returned neither. RunExec answers with it, and so does the
+// GRPC server of package grpcplugin, after Validate.
 func Respond(ctx context.Context, h Handler, req *Request) (*Response, error) {
 	resp, err := h(ctx, req)
 	if err != nil {
@@ -78,9 +40,5 @@ func Respond(ctx context.Context, h Handler, req *Request) (*Response, error) {
 	if resp == nil {
 		return nil, errNoResponse
 	}
-	r := *resp
-	r.APIVersion = req.APIVersion
-	r.Kind = podadmissionv1alpha1.PodAdmissionResponseKind
-	r.UID = req.UID
-	return &r, nil
+	return resp, nil
 }

@@ -30,8 +30,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
 	"github.com/podadmission/podadmission/pkg/kubelet/podadmission"
+	"github.com/podadmission/podadmission/pkg/plugin"
 )
 
 // documents are checked for examples.
@@ -100,7 +100,8 @@ func TestProtocolExamplesDecode(t *testing.T) {
 			}
 			checked++
 			t.Run(ex.document+":"+strconv.Itoa(ex.line), func(t *testing.T) {
-				req, err := podadmissionv1alpha1.DecodeRequest([]byte(ex.body))
+				// As a plugin built with the SDK decodes it.
+				req, err := plugin.DecodeRequest([]byte(ex.body))
 				require.NoError(t, err, "%s line %d", ex.document, ex.line)
 				assert.NotNil(t, req.Pod)
 			})

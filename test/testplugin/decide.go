@@ -24,10 +24,8 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-
-	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
 	"github.com/podadmission/podadmission/pkg/plugin"
+	"github.com/podadmission/podadmission/pkg/plugin/corev1"
 )
 
 // handler answers requests in the modes that are valid protocol: allow,
@@ -118,7 +116,7 @@ func (o *options) logCall(req *plugin.Request) error {
 	}
 	// One write per line: appends of one small write do not interleave.
 	line := fmt.Sprintf("%s/%s uid=%s attempt=%d static=%t", req.Pod.Namespace, req.Pod.Name, req.Pod.UID, req.Attempt, req.Static)
-	if req.Operation == podadmissionv1alpha1.OperationUpdate {
+	if req.Operation == plugin.OperationUpdate {
 		line += " operation=Update"
 	}
 	line += "\n"

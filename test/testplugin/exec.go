@@ -25,7 +25,6 @@ import (
 	"os/exec"
 	"time"
 
-	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
 	"github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1/protocol"
 	"github.com/podadmission/podadmission/pkg/plugin"
 )
@@ -57,7 +56,7 @@ func runExec(o *options) {
 		if err != nil {
 			fail(err)
 		}
-		req, err := podadmissionv1alpha1.DecodeRequest(stdin)
+		req, err := plugin.DecodeRequest(stdin)
 		if err != nil {
 			fail(err)
 		}

@@ -26,9 +26,8 @@ import (
 	"syscall"
 	"time"
 
-	"k8s.io/apimachinery/pkg/types"
-
 	"github.com/podadmission/podadmission/pkg/plugin"
+	"github.com/podadmission/podadmission/pkg/plugin/corev1"
 	"github.com/podadmission/podadmission/pkg/plugin/grpcplugin"
 )
 
@@ -40,7 +39,7 @@ const decisionFilePollInterval = 50 * time.Millisecond
 func runGRPC(o *options) {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	d := &daemon{options: o, denied: map[types.UID]struct{}{}, heldSince: map[types.UID]time.Time{}}
+	d := &daemon{options: o, denied: map[corev1.UID]struct{}{}, heldSince: map[corev1.UID]time.Time{}}
 	d.server = grpcplugin.NewServer(d.handle)
 	if o.decisionFile != "" {
 		go d.watchDecisionFile(ctx)
@@ -57,9 +56,9 @@ type daemon struct {
 	*options
 	server *grpcplugin.Server
 	mu     sync.Mutex
-	denied map[types.UID]struct{}
+	denied map[corev1.UID]struct{}
 	// heldSince is when --hold first held each pod it has not admitted yet.
-	heldSince map[types.UID]time.Time
+	heldSince map[corev1.UID]time.Time
 }
 
 func (d *daemon) handle(ctx context.Context, req *plugin.Request) (*plugin.Response, error) {
@@ -125,7 +124,7 @@ func (d *daemon) watchDecisionFile(ctx context.Context) {
 			continue
 		}
 		d.mu.Lock()
-		uids := make([]types.UID, 0, len(d.denied))
+		uids := make([]corev1.UID, 0, len(d.denied))
 		for uid := range d.denied {
 			uids = append(uids, uid)
 		}

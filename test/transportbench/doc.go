@@ -31,8 +31,10 @@ limitations under the License.
 //     transport.
 //   - ExecStdlib: the same with plugins/minimal: what the manager and the
 //     Exec transport (trust checks, a cgroup per call) add to a process.
-//   - ExecLinked: the same with plugins/linked, minimal with the SDK linked
-//     but not called: what the SDK's packages cost a process at its start.
+//   - ExecCorePod: the same with plugins/corepod, sdkexec's policy on
+//     k8s.io/api/core/v1's Pod from the SDK's package corepod: what an Exec
+//     plugin that hands pods to Kubernetes libraries (pod-security-plugin)
+//     pays for them.
 //
 // BenchmarkAdmitGRPC times, side by side:
 //   - BareGRPC: a unary call of echo's service (plugins/echo, another

@@ -30,13 +30,12 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podadmission/podadmission/pkg/apis/config/validation"
 	pb "github.com/podadmission/podadmission/pkg/apis/podadmission/grpc/v1alpha1"
-	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
 	"github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1/protocol"
 	"github.com/podadmission/podadmission/pkg/plugin"
+	"github.com/podadmission/podadmission/pkg/plugin/corev1"
 )
 
 const (
@@ -140,7 +139,7 @@ func listenUnix(path string) (net.Listener, error) {
 // Reevaluate asks the connected kubelets to evaluate the pods with these
 // uids (metadata.uid) again now, if this plugin blocks them. It does not
 // block; re-evaluations not sent yet are merged.
-func (s *Server) Reevaluate(uids ...types.UID) {
+func (s *Server) Reevaluate(uids ...corev1.UID) {
 	s.push(func(w *watcher) { w.add(uids) })
 }
 
@@ -184,7 +183,7 @@ type service struct {
 }
 
 func (svc *service) Admit(ctx context.Context, in *pb.AdmitRequest) (*pb.AdmitResponse, error) {
-	req, err := pb.RequestFromProto(in)
+	req, err := requestFromProto(in)
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
@@ -199,10 +198,16 @@ func (svc *service) Admit(ctx context.Context, in *pb.AdmitRequest) (*pb.AdmitRe
 		// is Unknown.
 		return nil, status.Convert(err).Err()
 	}
-	if errs := podadmissionv1alpha1.ValidateResponse(resp, req); len(errs) > 0 {
-		return nil, status.Error(codes.Internal, fmt.Errorf("invalid response: %w", errs.ToAggregate()).Error())
+	if err := resp.Validate(); err != nil {
+		return nil, status.Error(codes.Internal, err.Error())
 	}
-	return pb.ResponseToProto(resp), nil
+	return &pb.AdmitResponse{
+		Uid:               string(req.UID),
+		Allowed:           resp.Allowed,
+		Reason:            resp.Reason,
+		Message:           resp.Message,
+		RetryAfterSeconds: resp.RetryAfterSeconds,
+	}, nil
 }
 
 func (svc *service) WatchReevaluations(_ *pb.WatchReevaluationsRequest, stream grpc.ServerStreamingServer[pb.Reevaluation]) error {

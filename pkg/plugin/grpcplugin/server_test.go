@@ -32,10 +32,10 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
-	"k8s.io/apimachinery/pkg/types"
 
 	pb "github.com/podadmission/podadmission/pkg/apis/podadmission/grpc/v1alpha1"
 	"github.com/podadmission/podadmission/pkg/plugin"
+	"github.com/podadmission/podadmission/pkg/plugin/corev1"
 )
 
 func socketPath(t *testing.T) string {
@@ -185,9 +185,9 @@ func TestServerTurnsManyPodsIntoAll(t *testing.T) {
 	s := NewServer(func(context.Context, *plugin.Request) (*plugin.Response, error) { return plugin.Allow(), nil })
 	w := newWatcher()
 	s.watch(w)
-	uids := make([]types.UID, maxUIDsPerReevaluation+1)
+	uids := make([]corev1.UID, maxUIDsPerReevaluation+1)
 	for i := range uids {
-		uids[i] = types.UID(fmt.Sprintf("pod-%d", i))
+		uids[i] = corev1.UID(fmt.Sprintf("pod-%d", i))
 	}
 	s.Reevaluate(uids...)
 	msg := w.take()

@@ -20,9 +20,8 @@ import (
 	"slices"
 	"sync"
 
-	"k8s.io/apimachinery/pkg/types"
-
 	pb "github.com/podadmission/podadmission/pkg/apis/podadmission/grpc/v1alpha1"
+	"github.com/podadmission/podadmission/pkg/plugin/corev1"
 )
 
 // maxUIDsPerReevaluation caps one message; more pending pods are sent as
@@ -33,16 +32,16 @@ const maxUIDsPerReevaluation = 1000
 // into it and never block, so a slow kubelet cannot stall the plugin.
 type watcher struct {
 	mu     sync.Mutex
-	uids   map[types.UID]struct{}
+	uids   map[corev1.UID]struct{}
 	all    bool
 	notify chan struct{}
 }
 
 func newWatcher() *watcher {
-	return &watcher{uids: map[types.UID]struct{}{}, notify: make(chan struct{}, 1)}
+	return &watcher{uids: map[corev1.UID]struct{}{}, notify: make(chan struct{}, 1)}
 }
 
-func (w *watcher) add(uids []types.UID) {
+func (w *watcher) add(uids []corev1.UID) {
 	if len(uids) == 0 {
 		return
 	}

@@ -18,6 +18,7 @@ package grpctransport_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -128,7 +129,34 @@ func TestAdmitSendsTheRequestAndReturnsTheAnswer(t *testing.T) {
 		RetryAfterSeconds: ptr.To[int32](30),
 	}, resp)
 
-	assert.Equal(t, request("call-1"), seen, "the plugin sees every field of the request")
+	assertSeen(t, request("call-1"), seen)
+}
+
+// assertSeen says that got, what an SDK plugin got, is every field of want,
+// what the kubelet sent.
+func assertSeen(t *testing.T, want *podadmissionv1alpha1.PodAdmissionRequest, got *plugin.Request) {
+	t.Helper()
+	require.NotNil(t, got)
+	assert.Equal(t, string(want.UID), string(got.UID))
+	assert.Equal(t, want.Operation, got.Operation)
+	assert.Equal(t, want.Static, got.Static)
+	assert.Equal(t, want.Attempt, got.Attempt)
+	assert.Equal(t, want.Node.Name, got.Node.Name)
+	assert.Equal(t, want.Node.Labels, got.Node.Labels)
+	for what, pair := range map[string][2]any{
+		"pod":       {want.Pod, got.Pod},
+		"old pod":   {want.OldPod, got.OldPod},
+		"node info": {want.Node.NodeInfo, got.Node.NodeInfo},
+	} {
+		sent, err := json.Marshal(pair[0])
+		require.NoError(t, err)
+		seen, err := json.Marshal(pair[1])
+		require.NoError(t, err)
+		assert.Equal(t, string(sent), string(seen), what)
+	}
+	sentPod, err := json.Marshal(want.Pod)
+	require.NoError(t, err)
+	assert.Equal(t, string(sentPod), string(got.PodJSON))
 }
 
 func TestPluginStartingLaterIsFoundAndItsBlockedPodsRetried(t *testing.T) {

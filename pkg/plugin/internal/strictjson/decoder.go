@@ -17,6 +17,7 @@ limitations under the License.
 package strictjson
 
 import (
+	"errors"
 	"strconv"
 	"strings"
 )
@@ -133,6 +134,26 @@ func (d *Decoder) record(err *Error) {
 		}
 	}
 	d.errs = append(d.errs, err)
+}
+
+// Include records the faults of err, an error of Decode on a document
+// found at the current value (a pod inside a request, decoded from Raw),
+// under its path. Any other error is recorded as a fault of the value.
+func (d *Decoder) Include(err error) {
+	if err == nil {
+		return
+	}
+	var errs Errors
+	if !errors.As(err, &errs) {
+		d.Invalid(err.Error())
+		return
+	}
+	at := d.pathString()
+	for _, e := range errs {
+		moved := *e
+		moved.path = join(at, e.path)
+		d.record(&moved)
+	}
 }
 
 // Skip reads the next value, whatever it is.

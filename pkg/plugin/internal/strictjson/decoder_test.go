@@ -198,14 +198,30 @@ func TestRawIsTheValueAsItIs(t *testing.T) {
 	assert.Equal(t, `{"a": [1, "\u00e9"]}`, string(raw))
 }
 
-func TestUnder(t *testing.T) {
-	_, err := decodePoint(`{"y":1,"next":{"on":1},"tags":{}}`)
-	require.Error(t, err)
-	assert.EqualError(t, Under("pod", err), `unknown field "pod.y", pod.next.on: want a boolean, got a number, pod.tags: want an array, got an object`)
-	_, err = decodePoint(`[]`)
-	assert.EqualError(t, Under("pod", err), "pod: want an object, got an array")
-	other := errors.New("other")
-	assert.Equal(t, other, Under("pod", other))
+func TestInclude(t *testing.T) {
+	inner := func(data string) error {
+		_, err := decodePoint(data)
+		return err
+	}
+	decodeWith := func(err error) error {
+		return Decode([]byte(`{"pod":{}}`), func(d *Decoder) {
+			if !d.BeginObject() {
+				return
+			}
+			for i := 0; d.NextKey(i); i++ {
+				d.Entry(string(d.Key()), false)
+				d.Skip()
+				d.Include(err)
+				d.Pop()
+			}
+		})
+	}
+	assert.EqualError(t, decodeWith(inner(`{"y":1,"next":{"on":1},"tags":{}}`)),
+		`unknown field "pod.y", pod.next.on: want a boolean, got a number, pod.tags: want an array, got an object`)
+	assert.EqualError(t, decodeWith(inner(`[]`)), "pod: want an object, got an array")
+	assert.EqualError(t, decodeWith(inner(`{"tags":[1,}`)), "pod.tags[1]: not JSON: invalid character '}' looking for beginning of value")
+	assert.EqualError(t, decodeWith(errors.New("other")), "pod: other")
+	assert.NoError(t, decodeWith(nil))
 }
 
 // FuzzSkip checks the scanner against encoding/json: it accepts exactly

@@ -17,7 +17,6 @@ limitations under the License.
 package strictjson
 
 import (
-	"errors"
 	"strconv"
 	"strings"
 )
@@ -79,23 +78,6 @@ func (errs Errors) Error() string {
 		msgs = append(msgs, err.Error())
 	}
 	return strings.Join(msgs, ", ")
-}
-
-// Under returns err, an error of Decode, with every path prefixed with
-// field: the faults of a document found inside another, such as a pod
-// inside a request. Any other error is returned as it is.
-func Under(field string, err error) error {
-	var errs Errors
-	if !errors.As(err, &errs) {
-		return err
-	}
-	out := make(Errors, len(errs))
-	for i, e := range errs {
-		moved := *e
-		moved.path = join(field, e.path)
-		out[i] = &moved
-	}
-	return out
 }
 
 // join appends path to field: "pod" and "spec.x" give "pod.spec.x", "pod"
