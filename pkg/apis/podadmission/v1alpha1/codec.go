@@ -46,48 +46,6 @@ func EncodeRequest(req *PodAdmissionRequest) ([]byte, error) {
 	return json.Marshal(req)
 }
 
-// DecodeRequest decodes data strictly as a PodAdmissionRequest of this
-// version and validates it. Plugins use it (through the SDK). Unknown fields
-// anywhere, including inside the pod, are errors: a plugin built against an
-// older API than the kubelet's cannot judge a pod field it does not know.
-func DecodeRequest(data []byte) (*PodAdmissionRequest, error) {
-	req := &PodAdmissionRequest{}
-	if err := decodeStrict(data, req, PodAdmissionRequestKind); err != nil {
-		return nil, fmt.Errorf("invalid request: %w", err)
-	}
-	if req.APIVersion != SchemeGroupVersion.String() {
-		return nil, fmt.Errorf("invalid request: apiVersion %s is not supported, want %q", protocol.Quote(req.APIVersion), SchemeGroupVersion.String())
-	}
-	if req.Kind != PodAdmissionRequestKind {
-		return nil, fmt.Errorf("invalid request: kind %s must be %q", protocol.Quote(req.Kind), PodAdmissionRequestKind)
-	}
-	if errs := ValidateRequest(req); len(errs) > 0 {
-		return nil, fmt.Errorf("invalid request: %w", errs.ToAggregate())
-	}
-	if req.Operation == "" {
-		// The kubelet leaves Create out (see Operation).
-		req.Operation = OperationCreate
-	}
-	return req, nil
-}
-
-// EncodeResponse returns resp, the answer to req, as JSON: it sets
-// apiVersion and kind to the request's and fails if resp is not a valid
-// answer to req, so that a plugin reports its own mistake instead of the
-// kubelet reporting a garbled answer. It does not modify resp.
-func EncodeResponse(resp *PodAdmissionResponse, req *PodAdmissionRequest) ([]byte, error) {
-	if errs := ValidateResponse(resp, req); len(errs) > 0 {
-		return nil, fmt.Errorf("invalid response: %w", errs.ToAggregate())
-	}
-	r := *resp
-	r.APIVersion = req.APIVersion
-	if r.APIVersion == "" {
-		r.APIVersion = SchemeGroupVersion.String()
-	}
-	r.Kind = PodAdmissionResponseKind
-	return json.Marshal(&r)
-}
-
 // DecodeResponse decodes data strictly as the answer to req: its apiVersion
 // must be the request's, its kind PodAdmissionResponse, and it must pass
 // ValidateResponse.
@@ -112,25 +70,18 @@ func DecodeResponse(data []byte, req *PodAdmissionRequest) (*PodAdmissionRespons
 	return resp, nil
 }
 
-// decodeStrict unmarshals one JSON object into obj with UnmarshalStrict.
+// decodeStrict unmarshals data, one JSON object, into obj: case-sensitively,
+// failing on unknown or duplicate fields. kind names the object in errors.
 func decodeStrict(data []byte, obj any, kind string) error {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return fmt.Errorf("empty, want a %s JSON object", kind)
 	}
-	return UnmarshalStrict(data, obj, kind)
-}
-
-// UnmarshalStrict unmarshals data, one JSON value, into obj as the codec
-// does: case-sensitively, failing on unknown or duplicate fields. what names
-// the expected value in errors. The GRPC form of the protocol uses it for
-// the JSON it carries.
-func UnmarshalStrict(data []byte, obj any, what string) error {
 	strictErrs, err := utiljson.UnmarshalStrict(data, obj)
 	if err != nil {
 		if ok, _ := utiljson.SyntaxErrorOffset(err); ok {
 			return fmt.Errorf("not JSON: %w", err)
 		}
-		return fmt.Errorf("not a %s JSON object: %w", what, err)
+		return fmt.Errorf("not a %s JSON object: %w", kind, err)
 	}
 	if len(strictErrs) > 0 {
 		return joinErrors(strictErrs)

@@ -17,12 +17,12 @@ limitations under the License.
 package v1alpha1
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1/protocol"
 )
@@ -46,32 +46,10 @@ func FuzzDecodeResponse(f *testing.F) {
 		assert.Equal(t, PodAdmissionResponseKind, resp.Kind)
 		assert.LessOrEqual(t, len(resp.Message), protocol.MaxMessageLength)
 
-		again, err := EncodeResponse(resp, req)
+		again, err := json.Marshal(resp)
 		require.NoError(t, err)
 		roundTripped, err := DecodeResponse(again, req)
 		require.NoError(t, err)
 		assert.Equal(t, resp, roundTripped)
-	})
-}
-
-// FuzzDecodeRequest feeds arbitrary input to DecodeRequest, what a plugin
-// built with the SDK runs on its stdin. Seeds live in
-// testdata/fuzz/FuzzDecodeRequest. Decoding never panics, errors say they
-// are about the request, and an accepted request is valid and survives a
-// round trip (semantically: quantities may change their spelling).
-func FuzzDecodeRequest(f *testing.F) {
-	f.Fuzz(func(t *testing.T, data []byte) {
-		req, err := DecodeRequest(data)
-		if err != nil {
-			require.Nil(t, req)
-			require.True(t, strings.HasPrefix(err.Error(), "invalid request: "), "error %q", err)
-			return
-		}
-		require.Empty(t, ValidateRequest(req))
-		again, err := EncodeRequest(req)
-		require.NoError(t, err)
-		roundTripped, err := DecodeRequest(again)
-		require.NoError(t, err)
-		assert.True(t, apiequality.Semantic.DeepEqual(req, roundTripped), "round trip changed the request:\n%s\n%s", data, again)
 	})
 }

@@ -21,9 +21,12 @@ limitations under the License.
 //
 // An Exec plugin reads one request as JSON on stdin and writes one response
 // as JSON on stdout; a GRPC plugin receives the same fields in the messages
-// of package github.com/podadmission/podadmission/pkg/apis/podadmission/grpc/v1alpha1. The codec in this package is the only
-// place either side turns the JSON form into Go values, so the kubelet and
-// the SDK enforce the same rules.
+// of package github.com/podadmission/podadmission/pkg/apis/podadmission/grpc/v1alpha1.
+// This package is the kubelet's side: its types hold k8s.io/api's Pod, and
+// its codec encodes requests and decodes responses. Plugins built with the
+// SDK (package plugin) decode the same JSON into the SDK's own types,
+// without k8s.io/api. The rules both sides apply are defined once, in
+// package protocol.
 //
 // +k8s:deepcopy-gen=package
 // +groupName=podadmission.kubelet.k8s.io

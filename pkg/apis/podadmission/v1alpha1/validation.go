@@ -35,36 +35,3 @@ func ValidateResponse(resp *PodAdmissionResponse, req *PodAdmissionRequest) fiel
 		RetryAfterSeconds: resp.RetryAfterSeconds,
 	}, string(req.UID))
 }
-
-// ValidateRequest checks the fields of a request other than apiVersion and
-// kind. The kubelet always sends valid requests; plugins check them so that
-// a plugin run by hand with a hand-written request fails clearly.
-func ValidateRequest(req *PodAdmissionRequest) field.ErrorList {
-	var errs field.ErrorList
-	if req.UID == "" {
-		errs = append(errs, field.Required(field.NewPath("uid"), ""))
-	}
-	if req.Pod == nil {
-		errs = append(errs, field.Required(field.NewPath("pod"), ""))
-	}
-	if req.Attempt < 1 {
-		errs = append(errs, field.Invalid(field.NewPath("attempt"), req.Attempt, "must be at least 1"))
-	}
-	oldPodPath := field.NewPath("oldPod")
-	switch req.Operation {
-	case "", OperationCreate:
-		if req.OldPod != nil {
-			errs = append(errs, field.Forbidden(oldPodPath, "only an Update carries the pod as it was admitted"))
-		}
-	case OperationUpdate:
-		switch {
-		case req.OldPod == nil:
-			errs = append(errs, field.Required(oldPodPath, "an Update carries the pod as it was admitted"))
-		case req.Pod != nil && req.OldPod.UID != req.Pod.UID:
-			errs = append(errs, field.Invalid(oldPodPath.Child("metadata", "uid"), protocol.Shorten(string(req.OldPod.UID)), "must be the pod's uid "+protocol.Quote(string(req.Pod.UID))))
-		}
-	default:
-		errs = append(errs, field.NotSupported(field.NewPath("operation"), protocol.Shorten(string(req.Operation)), []Operation{OperationCreate, OperationUpdate}))
-	}
-	return errs
-}

@@ -64,66 +64,6 @@ func podToProto(pod *corev1.Pod) ([]byte, error) {
 	return json.Marshal(pod)
 }
 
-// podFromProto decodes a pod as strictly as DecodeRequest; nil for none.
-func podFromProto(data []byte) (*corev1.Pod, error) {
-	if len(data) == 0 {
-		return nil, nil
-	}
-	pod := &corev1.Pod{}
-	if err := podadmissionv1alpha1.UnmarshalStrict(data, pod, "Pod"); err != nil {
-		return nil, err
-	}
-	return pod, nil
-}
-
-// RequestFromProto converts a request a GRPC plugin received, as strictly as
-// DecodeRequest decodes the JSON form: unknown fields in the pod are errors,
-// and the request must pass ValidateRequest. The SDK calls it.
-func RequestFromProto(in *AdmitRequest) (*podadmissionv1alpha1.PodAdmissionRequest, error) {
-	req := &podadmissionv1alpha1.PodAdmissionRequest{
-		UID:       types.UID(in.GetUid()),
-		Static:    in.GetStatic(),
-		Attempt:   in.GetAttempt(),
-		Operation: podadmissionv1alpha1.Operation(in.GetOperation()),
-	}
-	req.APIVersion = podadmissionv1alpha1.SchemeGroupVersion.String()
-	req.Kind = podadmissionv1alpha1.PodAdmissionRequestKind
-	var err error
-	if req.Pod, err = podFromProto(in.GetPod()); err != nil {
-		return nil, fmt.Errorf("invalid request: pod: %w", err)
-	}
-	if req.OldPod, err = podFromProto(in.GetOldPod()); err != nil {
-		return nil, fmt.Errorf("invalid request: oldPod: %w", err)
-	}
-	if node := in.GetNode(); node != nil {
-		req.Node.Name = node.GetName()
-		req.Node.Labels = node.GetLabels()
-		if len(node.GetNodeInfo()) > 0 {
-			if err := podadmissionv1alpha1.UnmarshalStrict(node.GetNodeInfo(), &req.Node.NodeInfo, "NodeSystemInfo"); err != nil {
-				return nil, fmt.Errorf("invalid request: node.nodeInfo: %w", err)
-			}
-		}
-	}
-	if errs := podadmissionv1alpha1.ValidateRequest(req); len(errs) > 0 {
-		return nil, fmt.Errorf("invalid request: %w", errs.ToAggregate())
-	}
-	if req.Operation == "" {
-		req.Operation = podadmissionv1alpha1.OperationCreate
-	}
-	return req, nil
-}
-
-// ResponseToProto converts a plugin's response. The SDK calls it.
-func ResponseToProto(resp *podadmissionv1alpha1.PodAdmissionResponse) *AdmitResponse {
-	return &AdmitResponse{
-		Uid:               string(resp.UID),
-		Allowed:           resp.Allowed,
-		Reason:            resp.Reason,
-		Message:           resp.Message,
-		RetryAfterSeconds: resp.RetryAfterSeconds,
-	}
-}
-
 // ResponseFromProto converts a GRPC plugin's answer to req and checks it with
 // ValidateResponse, as DecodeResponse checks the JSON form. The kubelet
 // calls it.
