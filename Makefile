@@ -178,6 +178,10 @@ bench: bench-transports bench-reload bench-push bench-build bench-packages bench
 bench-transports: ## One admission through Exec and GRPC plugins next to a no-plugin baseline (p50/p99).
 	build/bench-transports.sh | build/bench-section.sh transports
 
+.PHONY: bench-instructions
+bench-instructions: ## Instructions, package inits, packages and size of one Exec plugin call: stdlib-only, SDK, SDK with corepod (callgrind).
+	build/bench-instructions.sh
+
 .PHONY: bench-reload
 bench-reload: ## The configuration resync of 10,000 unchanged files next to a full load of them.
 	build/bench-reload.sh | build/bench-section.sh reload

@@ -39,7 +39,6 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/kubelet/lifecycle"
 
-	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
 	"github.com/podadmission/podadmission/pkg/kubelet/podadmission"
 	"github.com/podadmission/podadmission/test/transportbench/benchpod"
 	"github.com/podadmission/podadmission/test/transportbench/echo"
@@ -315,14 +314,7 @@ func startDaemon(b *testing.B, name string) string {
 // benchRequestJSON is the request the kubelet sends an Exec plugin for the
 // benchmark's pod.
 func benchRequestJSON(b *testing.B) []byte {
-	node := benchpod.BenchNode()
-	data, err := podadmissionv1alpha1.EncodeRequest(&podadmissionv1alpha1.PodAdmissionRequest{
-		TypeMeta: podadmissionv1alpha1.RequestTypeMeta(),
-		UID:      "1b4e28ba-2fa1-11d2-883f-0016d3cca427",
-		Pod:      benchpod.BenchPod(),
-		Node:     podadmissionv1alpha1.NodeInfo{Name: node.Name, Labels: node.Labels, NodeInfo: node.Status.NodeInfo},
-		Attempt:  1,
-	})
+	data, err := benchpod.RequestJSON()
 	if err != nil {
 		b.Fatal(err)
 	}

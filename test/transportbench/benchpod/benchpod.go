@@ -24,6 +24,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+
+	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
 )
 
 // BenchPod returns a typical workload pod, as a Deployment creates it: two
@@ -76,4 +78,17 @@ func BenchNode() *corev1.Node {
 			KubeletVersion: "v1.37.2", OperatingSystem: "linux", Architecture: "amd64",
 		}},
 	}
+}
+
+// RequestJSON is the request the kubelet sends an Exec plugin for
+// BenchPod on BenchNode, as its codec writes it (about 2 KB).
+func RequestJSON() ([]byte, error) {
+	node := BenchNode()
+	return podadmissionv1alpha1.EncodeRequest(&podadmissionv1alpha1.PodAdmissionRequest{
+		TypeMeta: podadmissionv1alpha1.RequestTypeMeta(),
+		UID:      "1b4e28ba-2fa1-11d2-883f-0016d3cca427",
+		Pod:      BenchPod(),
+		Node:     podadmissionv1alpha1.NodeInfo{Name: node.Name, Labels: node.Labels, NodeInfo: node.Status.NodeInfo},
+		Attempt:  1,
+	})
 }
