@@ -172,7 +172,7 @@ test-other-minors: package-tools ## Every other buildable minor: kubelet, test-p
 ##@ Benchmarks (each rewrites its own section of BENCHMARKS.md)
 
 .PHONY: bench
-bench: bench-transports bench-reload bench-push bench-build bench-packages bench-e2e bench-nri ## All benchmarks, side by side, into BENCHMARKS.md.
+bench: bench-transports bench-instructions bench-reload bench-push bench-build bench-packages bench-e2e bench-nri ## All benchmarks, side by side, into BENCHMARKS.md.
 
 .PHONY: bench-transports
 bench-transports: ## One admission through Exec and GRPC plugins next to a no-plugin baseline (p50/p99).
@@ -180,7 +180,7 @@ bench-transports: ## One admission through Exec and GRPC plugins next to a no-pl
 
 .PHONY: bench-instructions
 bench-instructions: ## Instructions, package inits, packages and size of one Exec plugin call: stdlib-only, SDK, SDK with corepod (callgrind).
-	build/bench-instructions.sh
+	build/bench-instructions.sh | build/bench-section.sh instructions
 
 .PHONY: bench-reload
 bench-reload: ## The configuration resync of 10,000 unchanged files next to a full load of them.

@@ -29,6 +29,8 @@ work=$(mktemp -d)
 trap 'rm -rf "${work}"' EXIT
 go run ./test/transportbench/request >"${work}/request.json"
 
+echo "## One Exec plugin call in instructions"
+echo
 echo "| plugin | instructions per call | package inits | packages linked | binary |"
 echo "|---|---|---|---|---|"
 for p in "${PLUGINS[@]}"; do
@@ -49,5 +51,5 @@ for p in "${PLUGINS[@]}"; do
   size=$(stat -c %s "${work}/${p}")
   printf '| %s | %.2f M | %d | %d | %.1f MiB |\n' "${p}" "$(echo "${median} / 1000000" | bc -l)" "${inits}" "${deps}" "$(echo "${size} / 1048576" | bc -l)"
 done
-printf '\nThe request is the transport benchmark'"'"'s (%d bytes, `go run ./test/transportbench/request`). Command: `build/bench-instructions.sh` (RUNS=%d, the median), Go %s.\n' \
+printf '\nThe request is the transport benchmark'"'"'s (%d bytes, `go run ./test/transportbench/request`). Command: `make bench-instructions` (RUNS=%d, the median), Go %s.\n' \
   "$(stat -c %s "${work}/request.json")" "${RUNS}" "$(go env GOVERSION)"
