@@ -86,7 +86,10 @@ func goal(mode, measure string) string {
 		return "<= 1.05"
 	case strings.Contains(measure, "with/without ratio"):
 		return "<= 1.05"
-	case strings.HasPrefix(measure, "100 held pods: kubelet CPU") && strings.HasSuffix(measure, "share of one core"):
+	case measure == "100 held pods: kubelet CPU above no pod, share of one core":
+		// The held pods' cost is what they add to a kubelet with no pod:
+		// that kubelet costs about 1 % of a core on its own (the "no pod"
+		// row), which no plugin can take away.
 		return "<= 1 %"
 	case strings.Contains(measure, "held pods:") && strings.Contains(measure, " writes"):
 		return "0"
