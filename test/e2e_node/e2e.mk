@@ -90,7 +90,7 @@ E2E_BENCH_REPORT := $(OUTPUT)/e2e/bench-$(E2E_RUNTIME).md
 bench-e2e: kubelet e2e-binaries e2e-node-binaries plugins e2e-host-deps ## Node e2e benchmarks; rewrite the E2E_RUNTIME section of BENCHMARKS.md.
 	@mkdir -p $(dir $(E2E_BENCH_REPORT)); rm -f $(E2E_BENCH_REPORT); rc=0; \
 	$(E2E_BIN)/e2e_node_bench.test -test.v -test.timeout=90m $(E2E_SUITE_FLAGS) \
-		-e2e.bench-report=$(E2E_BENCH_REPORT) -e2e.bench-command='make bench-e2e E2E_RUNTIME=$(E2E_RUNTIME)' $(E2E_BENCH_FLAGS) || rc=$$?; \
+		-e2e.bench-report=$(E2E_BENCH_REPORT) -e2e.bench-command='make bench-e2e E2E_RUNTIME=$(E2E_RUNTIME)$(if $(E2E_BENCH_FLAGS), E2E_BENCH_FLAGS="$(E2E_BENCH_FLAGS)")' $(E2E_BENCH_FLAGS) || rc=$$?; \
 	$(E2E_BIN)/e2e-cluster clean || rc=1; \
 	if [[ $$rc -eq 0 ]]; then build/bench-section.sh e2e-node-$(E2E_RUNTIME) <$(E2E_BENCH_REPORT); fi; exit $$rc
 

@@ -132,6 +132,11 @@ func namespacePrefix(name string) string {
 	return prefix + "-"
 }
 
+// namespaceDeletionTimeout bounds the wait for a namespace's pods to be
+// gone: 110 pods on containerd took 1m25s on a 2-core machine with a build
+// running next to it, and more than 2 minutes in the next round.
+const namespaceDeletionTimeout = 5 * time.Minute
+
 // DeleteNamespace deletes a namespace and waits until the kubelet has
 // removed its pods, so the next test starts on an empty node.
 func (c *Cluster) DeleteNamespace(ctx context.Context, namespace string) error {
@@ -140,7 +145,7 @@ func (c *Cluster) DeleteNamespace(ctx context.Context, namespace string) error {
 	if err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, namespaceDeletionTimeout, true, func(ctx context.Context) (bool, error) {
 		_, err := c.Client.CoreV1().Namespaces().Get(ctx, namespace, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return true, nil
