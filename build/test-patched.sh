@@ -36,7 +36,7 @@ PACKAGES=("${UNIT_PACKAGES[@]}")
 # pod manager without held pods. The series changes none of their code;
 # TEST_PATCHED_SCOPE=series (make test-other-minors, to keep CI short)
 # leaves them out. (The status manager, which merges the kubelet-owned pod
-# condition, is changed by patch 0011 and so tested with the series.)
+# condition, is changed by patch 0014 and so tested with the series.)
 for pkg in ./pkg/kubelet/allocation/ ./pkg/kubelet/volumemanager/...; do
   if [[ "${TEST_PATCHED_SCOPE:-all}" == series ]]; then
     log "TEST_PATCHED_SCOPE=series: not testing ${pkg}, which the series does not change"

@@ -7,7 +7,7 @@
 #                     upstream's suite, the ginkgo it pins and its local
 #                     runner (test/e2e_node/runner/local), from the patched
 #                     tree: the suite carries the series' own e2e tests
-#                     (patch 0010), and its other tests are upstream's
+#                     (patch 0013), and its other tests are upstream's
 #   kubelet/vanilla   upstream's kubelet, from the pristine tree, built with
 #                     the flags and Go of the drop-in (build/kubelet.sh, as
 #                     make bench-build builds its vanilla reference)

@@ -380,7 +380,7 @@ func report(w io.Writer, configs []*configuration, causes causeList, command, se
 	}
 	fmt.Fprintln(w)
 
-	fmt.Fprintln(w, "## The feature's own tests (patch 0010)")
+	fmt.Fprintln(w, "## The feature's own tests (patch 0013)")
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "Not in the comparison above: they depend on the gate (those of the gate on skip themselves with it off, and the gate-off one with it on).\n\n")
 	var names []string
