@@ -19,12 +19,9 @@ package app
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -70,17 +67,8 @@ func installTestPlugin(t *testing.T, binDir string, names ...string) {
 // socket.
 func startGRPCTestPlugin(t *testing.T, args ...string) string {
 	t.Helper()
-	binary, err := build.Binary()
-	require.NoError(t, err)
 	socket := filepath.Join(trustedDir(t, "run"), "plugin.sock")
-	cmd := exec.Command(binary, append([]string{"--serve=unix://" + socket}, args...)...)
-	cmd.Stderr = os.Stderr
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-	})
-	require.Eventually(t, func() bool { _, err := os.Stat(socket); return err == nil }, 10*time.Second, 10*time.Millisecond)
+	build.ServeGRPC(t, socket, args...)
 	return socket
 }
 

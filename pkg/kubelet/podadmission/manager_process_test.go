@@ -19,9 +19,7 @@ package podadmission_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -202,17 +200,8 @@ func TestUntrustedExecBinaryBlocks(t *testing.T) {
 // returns the socket path.
 func startGRPCPlugin(t *testing.T, args ...string) string {
 	t.Helper()
-	binary, err := build.Binary()
-	require.NoError(t, err)
 	socket := filepath.Join(trustedDir(t, "run"), "plugin.sock")
-	cmd := exec.Command(binary, append([]string{"--serve=unix://" + socket}, args...)...)
-	cmd.Stderr = os.Stderr
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-	})
-	require.Eventually(t, func() bool { _, err := os.Stat(socket); return err == nil }, 10*time.Second, 10*time.Millisecond)
+	build.ServeGRPC(t, socket, args...)
 	return socket
 }
 

@@ -34,6 +34,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
+	"testing"
+	"time"
 )
 
 const testPluginPackage = "github.com/podadmission/podadmission/test/testplugin"
@@ -72,6 +75,34 @@ func buildTestPlugin() (string, error) {
 		return "", fmt.Errorf("go build %s: %w\n%s", testPluginPackage, err, output)
 	}
 	return out, nil
+}
+
+// ServeGRPC runs the test plugin as a GRPC daemon on socket (a path), with
+// args after --serve, until the test ends, and returns once the socket
+// exists. The daemon's stderr is the test's.
+func ServeGRPC(t testing.TB, socket string, args ...string) {
+	t.Helper()
+	binary, err := Binary()
+	if err != nil {
+		t.Fatalf("build the test plugin: %v", err)
+	}
+	cmd := exec.Command(binary, append([]string{"--serve=unix://" + socket}, args...)...)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start the test plugin: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	})
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(socket); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the test plugin does not listen on %s after 10s", socket)
+		}
+	}
 }
 
 // Install copies the test plugin binary to dir/name with mode 0755 and
