@@ -127,10 +127,17 @@ dpkg_run() {
 # The paths the cycles create on this machine; none may exist before.
 host_paths=(
   /usr/bin/kubelet /usr/bin/kubelet.distrib /usr/bin/podadmctl
-  /usr/libexec/kubernetes /usr/share/podadmission-kubelet
+  /usr/libexec/kubernetes/pod-admission /usr/share/podadmission-kubelet
   /usr/share/doc/podadmission-kubelet /usr/share/lintian/overrides/podadmission-kubelet
   /etc/kubernetes /etc/systemd/system/kubelet.service.d
 )
+
+# /usr/libexec/kubernetes is shared: a kubelet that ran on this machine
+# leaves its FlexVolume directory (kubelet-plugins/volume/exec) there. It may
+# exist before; then the cycles leave it exactly as they found it (the same
+# snapshot at the end), else they remove it like the paths above.
+shared_dir=/usr/libexec/kubernetes
+shared_before=
 
 # Only one cycle per machine.
 packages_lock=/run/podadmission-packages.lock
@@ -185,6 +192,16 @@ cleanup() {
       rm -rf "${p}"
     fi
   done
+  if [[ -z "${shared_before}" ]]; then
+    if [[ -e "${shared_dir}" || -L "${shared_dir}" ]]; then
+      leftover+=("${shared_dir}")
+      rm -rf "${shared_dir}"
+    fi
+  elif [[ "$(snapshot "${shared_dir}" 2>&1)" != "${shared_before}" ]]; then
+    echo "cleanup: FAIL: ${shared_dir} differs from before the cycle:" >&2
+    diff <(echo "${shared_before}") <(snapshot "${shared_dir}" 2>&1) >&2
+    [[ ${rc} -ne 0 ]] || rc=1
+  fi
   if [[ ${#leftover[@]} -gt 0 ]]; then
     echo "cleanup: removed ${leftover[*]}" >&2
     [[ ${rc} -ne 0 ]] || rc=1
@@ -275,6 +292,12 @@ done
 for p in "${host_paths[@]}"; do
   [[ ! -e "${p}" && ! -L "${p}" ]] || die "${p} exists on this machine; the cycles install there and need a machine without it"
 done
+if [[ -L "${shared_dir}" || (-e "${shared_dir}" && ! -d "${shared_dir}") ]]; then
+  die "${shared_dir} is not a directory on this machine; the cycles install under it"
+elif [[ -d "${shared_dir}" ]]; then
+  shared_before=$(snapshot "${shared_dir}")
+  echo "    ${shared_dir} exists (${shared_dir}/pod-admission does not): the cycles leave it as they found it"
+fi
 [[ -z "$(dpkg-divert --list /usr/bin/kubelet)" ]] ||
   die "/usr/bin/kubelet is diverted on this machine: $(dpkg-divert --list /usr/bin/kubelet)"
 # The package's paths that exist before (/usr/bin, ...) may exist after.
