@@ -90,6 +90,7 @@ HOST_PATHS=(/var/lib/kubelet /var/log/pods /var/log/containers /etc/kubernetes /
 CGROUP_NAMES=(kubepods kubepods.slice kubelet.slice kubelet system runtime.slice)
 
 export UNITS_STATE_DIR=${RUNDIR}/units
+UNITS_KEEPER_ARG=__units-keeper # keeperArg of cmd/units
 export PATH=${OUT}/tools:${PATH}
 if [[ -d /run/systemd/system ]]; then
   # A real systemd runs the kubelet's transient unit itself.
@@ -123,6 +124,16 @@ teardown() {
   local u
   for u in "${UNITS_STATE_DIR}"/*.json; do
     [[ -e "${u}" ]] && systemctl stop "$(basename "${u}" .json)" >/dev/null 2>&1
+  done
+  # A unit whose state file is gone still has its keeper: the first serial
+  # run left a kubelet running that way, and the next configuration's
+  # kubelet could not bind its ports. End every keeper of this run's units
+  # tool and what it runs.
+  local keeper
+  for keeper in $(pgrep -f "^${OUT}/tools/units ${UNITS_KEEPER_ARG} " || true); do
+    echo "teardown: ending a unit whose state was lost: $(tr '\0' ' ' </proc/"${keeper}"/cmdline 2>/dev/null)" >&2
+    pkill -KILL -P "${keeper}" 2>/dev/null || true
+    kill -KILL "${keeper}" 2>/dev/null || true
   done
   [[ -n "${plugin_pid}" ]] && kill "${plugin_pid}" 2>/dev/null && wait "${plugin_pid}" 2>/dev/null
   plugin_pid=
@@ -288,6 +299,11 @@ run_configuration() {
   rm -rf "${artifacts}"
   mkdir -p "${artifacts}"
   teardown
+  local port
+  for port in 10248 10250 10255; do
+    ! ss -Hltn "sport = :${port}" | grep -q . ||
+      die "${config}: port ${port} of the kubelet is in use on this machine ($(ss -Hltnp "sport = :${port}" | grep -o 'users:.*')); stop that kubelet first"
+  done
   mkdir -p "${STATE}" "${RUNDIR}"
   # Upstream's kubelet configuration for node e2e runs; a cgroup v1 host
   # (these machines) needs failCgroupV1: false, or the kubelet refuses to start.

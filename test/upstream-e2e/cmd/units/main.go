@@ -272,8 +272,17 @@ func statePath(name, ext string) string {
 	return filepath.Join(stateDir(), name+"."+ext)
 }
 
-// start runs a keeper for the unit, in a session of its own.
+// start runs a keeper for the unit, in a session of its own, once the
+// keeper of the unit's previous process, if any, has recorded its end.
 func start(name string) error {
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(statePath(name, "pid")); os.IsNotExist(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("unit %s: the keeper of its previous process did not record its end within 10s", name)
+		}
+	}
 	os.Remove(statePath(name, "exit"))
 	self, err := os.Executable()
 	if err != nil {
@@ -330,6 +339,19 @@ func keep(name string) error {
 	status := "0"
 	if waitErr != nil {
 		status = waitErr.Error()
+	}
+	return recordExit(name, cmd.Process.Pid, status)
+}
+
+// recordExit records how the unit's process pid ended, unless the unit has
+// been started again since: between the process's end and this record, a
+// "systemctl start" sees no running process and starts a new keeper, whose
+// pid file this keeper must not remove (the suite would then find no
+// running kubelet, and the run's teardown would leave it running).
+func recordExit(name string, pid int, status string) error {
+	data, err := os.ReadFile(statePath(name, "pid"))
+	if err != nil || strings.TrimSpace(string(data)) != strconv.Itoa(pid) {
+		return nil
 	}
 	os.WriteFile(statePath(name, "exit"), []byte(status+"\n"), 0o644)
 	return os.Remove(statePath(name, "pid"))
