@@ -43,6 +43,11 @@ upstream-e2e-build: source kubelet containerd ## Build upstream's node e2e suite
 upstream-e2e-build-slice: source kubelet containerd
 	UPSTREAM=$(MINOR) test/upstream-e2e/build.sh tools dropin images suite
 
+# The command that reproduces a run, for its results file: the target and
+# the variables of the selection set on make's command line.
+UPSTREAM_E2E_OVERRIDES := UPSTREAM UPSTREAM_E2E_CONFIGS UPSTREAM_E2E_PARALLELISM UPSTREAM_E2E_SERIAL_FOCUS UPSTREAM_E2E_SLICE_FOCUS
+upstream_e2e_command = $(strip make $(1) $(foreach v,$(UPSTREAM_E2E_OVERRIDES),$(if $(filter command line,$(origin $(v))),$(v)="$($(v))")))
+
 # Each run directory has one subdirectory per configuration and part.
 define upstream_e2e_run
 	UPSTREAM=$(MINOR) LOCK_WAIT=$(UPSTREAM_E2E_LOCK_WAIT) $(1) test/upstream-e2e/run.sh -n $(2) $(3)
@@ -53,7 +58,7 @@ test-upstream-e2e-node: upstream-e2e-build e2e-host-deps ## Upstream's node e2e 
 	@run=$$(date -u +%Y%m%dT%H%M%SZ); rc=0; \
 	$(call upstream_e2e_run,LABEL_FILTER='$(UPSTREAM_E2E_PARALLEL_LABELS)' PARALLELISM=$(UPSTREAM_E2E_PARALLELISM),$$run-conformance,$(UPSTREAM_E2E_CONFIGS)) || rc=$$?; \
 	$(call upstream_e2e_run,FOCUS='$(UPSTREAM_E2E_SERIAL_FOCUS)' LABEL_FILTER='$(UPSTREAM_E2E_SERIAL_LABELS)' PARALLELISM=1,$$run-serial,$(UPSTREAM_E2E_CONFIGS)) || rc=$$?; \
-	test/upstream-e2e/results.sh $(UPSTREAM_E2E_DIR)/runs $$run 'make test-upstream-e2e-node' $(UPSTREAM_E2E_CONFIGS) >$(UPSTREAM_E2E_RESULTS) || rc=$$?; \
+	test/upstream-e2e/results.sh $(UPSTREAM_E2E_DIR)/runs $$run '$(call upstream_e2e_command,test-upstream-e2e-node)' $(UPSTREAM_E2E_CONFIGS) >$(UPSTREAM_E2E_RESULTS) || rc=$$?; \
 	exit $$rc
 
 # Part 2 of the full run alone (the Serial and Disruptive tests of the
@@ -62,7 +67,7 @@ test-upstream-e2e-node: upstream-e2e-build e2e-host-deps ## Upstream's node e2e 
 test-upstream-e2e-node-serial: upstream-e2e-build e2e-host-deps ## The serial part of upstream's node e2e suite four ways; rewrites test/upstream-e2e/RESULTS-serial.md.
 	@run=$$(date -u +%Y%m%dT%H%M%SZ); rc=0; \
 	$(call upstream_e2e_run,FOCUS='$(UPSTREAM_E2E_SERIAL_FOCUS)' LABEL_FILTER='$(UPSTREAM_E2E_SERIAL_LABELS)' PARALLELISM=1,$$run-serial,$(UPSTREAM_E2E_CONFIGS)) || rc=$$?; \
-	test/upstream-e2e/results.sh $(UPSTREAM_E2E_DIR)/runs $$run 'make test-upstream-e2e-node-serial' $(UPSTREAM_E2E_CONFIGS) >$(UPSTREAM_E2E_SERIAL_RESULTS) || rc=$$?; \
+	test/upstream-e2e/results.sh $(UPSTREAM_E2E_DIR)/runs $$run '$(call upstream_e2e_command,test-upstream-e2e-node-serial)' $(UPSTREAM_E2E_CONFIGS) >$(UPSTREAM_E2E_SERIAL_RESULTS) || rc=$$?; \
 	exit $$rc
 
 # The CI slice: the feature's own ginkgo tests (patch 0010) and a slice of
@@ -82,5 +87,5 @@ test-upstream-e2e-node-slice: upstream-e2e-build-slice e2e-host-deps ## CI's sli
 test-upstream-e2e-node-slice-four-way: upstream-e2e-build e2e-host-deps ## The CI slice of upstream's node e2e suite four ways; rewrites test/upstream-e2e/RESULTS-slice.md.
 	@run=$$(date -u +%Y%m%dT%H%M%SZ); rc=0; \
 	$(call upstream_e2e_run,$(UPSTREAM_E2E_SLICE_RUN),$$run-slice,$(UPSTREAM_E2E_CONFIGS)) || rc=$$?; \
-	test/upstream-e2e/results.sh $(UPSTREAM_E2E_DIR)/runs $$run 'make test-upstream-e2e-node-slice-four-way' $(UPSTREAM_E2E_CONFIGS) >$(UPSTREAM_E2E_SLICE_RESULTS) || rc=$$?; \
+	test/upstream-e2e/results.sh $(UPSTREAM_E2E_DIR)/runs $$run '$(call upstream_e2e_command,test-upstream-e2e-node-slice-four-way)' $(UPSTREAM_E2E_CONFIGS) >$(UPSTREAM_E2E_SLICE_RESULTS) || rc=$$?; \
 	exit $$rc
