@@ -118,7 +118,7 @@ generate: ## Regenerate deepcopy, gRPC and the SDK's Pod types (pkg/plugin/corev
 	build/generate.sh
 
 .PHONY: verify
-verify: ## gofmt, go vet, generated code up to date.
+verify: ## Licence headers, gofmt, go vet, tidy go.mod files, generated code up to date.
 	build/verify.sh
 
 ##@ Tests
