@@ -56,6 +56,30 @@ for f in containerd containerd-shim-runc-v2 ctr runc; do
   [[ -x "${CONTAINERD_BIN}/${f}" ]] || die "${CONTAINERD_BIN#"${REPO_ROOT}"/}/${f} is missing: run make containerd"
 done
 
+# The descriptor of the lock, once taken (take_lock); none before.
+lock_fd=99
+# take_lock WAIT_S: the machine's node e2e lock, held on a descriptor of
+# this shell, so that a signal sent to this script reaches the script and
+# not a flock process around it. The Go harness
+# (test/e2e_node/framework/lock.go) removes the file before it unlocks: a
+# lock taken on a removed file is taken again on the new one. What this
+# script starts gets the descriptor closed ({lock_fd}>&-): a process of
+# its left running must not keep the next run out.
+take_lock() {
+  local deadline=$((EPOCHSECONDS + $1)) left
+  while :; do
+    left=$((deadline - EPOCHSECONDS))
+    ((left > 0)) || die "${LOCK} is still held after ${LOCK_WAIT}: $(cat "${LOCK}" 2>/dev/null)"
+    exec {lock_fd}<>"${LOCK}"
+    if flock -w "${left}" "${lock_fd}" &&
+      [[ "$(stat -Lc %d:%i "/proc/$$/fd/${lock_fd}")" == "$(stat -c %d:%i "${LOCK}" 2>/dev/null)" ]]; then
+      echo "pid $$: $0 -n ${run_name} ${*:2}" >"/proc/$$/fd/${lock_fd}"
+      return
+    fi
+    exec {lock_fd}>&-
+  done
+}
+
 if [[ -z "${UPSTREAM_E2E_LOCKED:-}" ]]; then
   log "waiting up to ${LOCK_WAIT} for ${LOCK} (one node e2e cluster per machine)"
   wait_s=${LOCK_WAIT%[hms]}
@@ -63,7 +87,8 @@ if [[ -z "${UPSTREAM_E2E_LOCKED:-}" ]]; then
   *h) wait_s=$((wait_s * 3600)) ;;
   *m) wait_s=$((wait_s * 60)) ;;
   esac
-  UPSTREAM_E2E_LOCKED=1 exec flock -w "${wait_s}" "${LOCK}" "$0" -n "${run_name}" "$@"
+  take_lock "${wait_s}" "$@"
+  export UPSTREAM_E2E_LOCKED=1
 fi
 
 RUNS=${OUT}/runs/${run_name}
@@ -111,6 +136,25 @@ done
 ip_forward=$(cat /proc/sys/net/ipv4/ip_forward)
 containerd_pid=
 plugin_pid=
+suite_pid=
+
+# kill_tree PID: PID and every process below it, TERM first, then KILL
+# what is left after 10 s.
+kill_tree() {
+  local pids=("$1") i=0 child
+  while ((i < ${#pids[@]})); do
+    for child in $(pgrep -P "${pids[i]}" || true); do
+      pids+=("${child}")
+    done
+    i=$((i + 1))
+  done
+  kill -TERM "${pids[@]}" 2>/dev/null || true
+  for _ in {1..20}; do
+    kill -0 "${pids[@]}" 2>/dev/null || return 0
+    sleep 0.5
+  done
+  kill -KILL "${pids[@]}" 2>/dev/null || true
+}
 
 # unmount_under DIR: every mount at or below DIR, deepest first.
 unmount_under() {
@@ -121,6 +165,13 @@ unmount_under() {
 }
 
 teardown() {
+  # A run stopped by a signal: the suite (the runner, ginkgo, the API
+  # server it started) goes first, so nothing restarts what follows ends.
+  if [[ -n "${suite_pid}" ]]; then
+    kill_tree "${suite_pid}"
+    wait "${suite_pid}" 2>/dev/null || true
+    suite_pid=
+  fi
   local u
   for u in "${UNITS_STATE_DIR}"/*.json; do
     [[ -e "${u}" ]] && systemctl stop "$(basename "${u}" .json)" >/dev/null 2>&1
@@ -219,7 +270,7 @@ start_containerd() { # start_containerd ARTIFACTS
   cp "${cni_dir}/10-upstream-e2e.conflist" "$1/cni.conflist"
   { "${CONTAINERD_BIN}/containerd" --version && "${CONTAINERD_BIN}/runc" --version; } >"$1/runtime-versions.txt"
   # Whatever containerd starts by name comes from its own build first.
-  PATH=${CONTAINERD_BIN}:${PATH} "${CONTAINERD_BIN}/containerd" --config "${dir}/config.toml" >"$1/containerd.log" 2>&1 &
+  PATH=${CONTAINERD_BIN}:${PATH} "${CONTAINERD_BIN}/containerd" --config "${dir}/config.toml" >"$1/containerd.log" 2>&1 {lock_fd}>&- &
   containerd_pid=$!
   local i
   for i in $(seq 100); do
@@ -243,7 +294,7 @@ start_plugins() {
   fi
   install -d -m 0755 "${PLUGIN_CONFIG_DIR}" "${PLUGIN_BIN_DIR}" "$(dirname "${PLUGIN_SOCKET}")"
   install -m 0755 "${OUT}/tools/testplugin" "${PLUGIN_BIN_DIR}/admit-exec"
-  "${OUT}/tools/testplugin" --serve="unix://${PLUGIN_SOCKET}" "${grpc_args[@]}" >"$2/grpc-plugin.log" 2>&1 &
+  "${OUT}/tools/testplugin" --serve="unix://${PLUGIN_SOCKET}" "${grpc_args[@]}" >"$2/grpc-plugin.log" 2>&1 {lock_fd}>&- &
   plugin_pid=$!
   cat >"${PLUGIN_CONFIG_DIR}/10-upstream-e2e.yaml" <<YAML
 apiVersion: podadmission.kubelet.config.k8s.io/v1alpha1
@@ -346,11 +397,17 @@ run_configuration() {
 
   log "${config}: running upstream's node e2e suite ($(cat "${artifacts}/kubelet-version")); logs in ${artifacts#"${REPO_ROOT}"/}"
   local start=${EPOCHSECONDS} rc=0
-  (cd "${STATE}/work" && KUBE_ROOT=${root} "${OUT}/bin/run-local" \
+  # In the background, waited for: bash runs a trap only once the
+  # foreground command ends, so a TERM sent to this script alone would
+  # wait for the whole suite before the teardown.
+  (cd "${STATE}/work" && KUBE_ROOT=${root} exec "${OUT}/bin/run-local" \
     --build-dependencies=false \
     --ginkgo-flags="${ginkgo_flags}" \
     --test-flags="--v 4 --report-dir=${artifacts} --node-name $(hostname) ${test_args}" \
-    --kubelet-config-file="${kubelet_config}") >"${artifacts}/build-log.txt" 2>&1 || rc=$?
+    --kubelet-config-file="${kubelet_config}") >"${artifacts}/build-log.txt" 2>&1 {lock_fd}>&- &
+  suite_pid=$!
+  wait "${suite_pid}" || rc=$?
+  suite_pid=
   echo "$((EPOCHSECONDS - start))" >"${artifacts}/seconds"
   echo "${rc}" >"${artifacts}/exit-code"
   log "${config}: exit ${rc} after $((EPOCHSECONDS - start)) s ($(grep -E '^(Ran|PASS|FAIL)' "${artifacts}/build-log.txt" | tail -n2 | paste -sd' '))"
