@@ -196,8 +196,11 @@ func operation(req *podadmissionv1alpha1.PodAdmissionRequest) podadmissionv1alph
 	return req.Operation
 }
 
-// logDecision logs one call: failures as errors, rejections at V(2), the
-// rest at V(4).
+// logDecision logs one call: failures as errors, the rest at V(4). A
+// rejection that changes what holds a pod is logged at V(2) by the Manager
+// (Manager.reject): a pod held for hours is evaluated again and again with
+// the same answer, and a line at V(2) for each of those calls was a fifth
+// of what a held pod cost the kubelet.
 func logDecision(logger klog.Logger, pod *v1.Pod, req *podadmissionv1alpha1.PodAdmissionRequest, d *PluginDecision) {
 	switch d.Outcome {
 	case OutcomeFailed, OutcomeFailureIgnored:
@@ -216,7 +219,7 @@ func logDecision(logger klog.Logger, pod *v1.Pod, req *podadmissionv1alpha1.PodA
 	case OutcomeRejected:
 		// Checked first: the arguments cost allocations even when the
 		// line is not written.
-		if v := logger.V(2); v.Enabled() {
+		if v := logger.V(4); v.Enabled() {
 			v.Info("Pod admission plugin rejected pod", "pod", klog.KObj(pod), "podUID", pod.UID, "plugin", d.Plugin.Name, "requestUID", req.UID, "operation", operation(req),
 				"reason", d.Reason, "message", d.Message, "attempt", d.Attempt, "latency", d.Latency)
 		}

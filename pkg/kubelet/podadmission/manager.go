@@ -391,6 +391,9 @@ func (m *Manager) reject(ctx context.Context, pod *v1.Pod, st *podState, d *Plug
 		return result, true
 	}
 
+	// Only a change is news at V(2): a held pod is evaluated again and
+	// again, mostly with the same answer.
+	changed := !st.blocked || st.blockedBy != d.Plugin.Name || st.result.Reason != result.Reason || st.result.Message != result.Message
 	st.setBlocked(true)
 	st.nextEvaluation = now.Add(retryDelay(heldFor, d.RetryAfter))
 	if maxBlocked != nil {
@@ -403,9 +406,15 @@ func (m *Manager) reject(ctx context.Context, pod *v1.Pod, st *podState, d *Plug
 	m.waker.wakeAfter(pod.UID, st.pod, wakeBackoff, st.nextEvaluation.Sub(now))
 	st.blockedBy = d.Plugin.Name
 	st.result = result
-	logger.V(2).Info("Pod admission holds a pod Pending", "pod", klog.KObj(pod), "podUID", pod.UID,
-		"plugin", d.Plugin.Name, "reason", result.Reason,
-		"nextEvaluation", st.nextEvaluation.Sub(now), "blockedFor", heldFor)
+	level := 4
+	if changed {
+		level = 2
+	}
+	if v := logger.V(level); v.Enabled() {
+		v.Info("Pod admission holds a pod Pending", "pod", klog.KObj(pod), "podUID", pod.UID,
+			"plugin", d.Plugin.Name, "reason", result.Reason, "message", result.Message, "attempt", d.Attempt,
+			"nextEvaluation", st.nextEvaluation.Sub(now), "blockedFor", heldFor)
+	}
 	return result, false
 }
 

@@ -83,7 +83,13 @@ func (w *podWaker) run(logger klog.Logger) {
 		if shutdown {
 			return
 		}
-		logger.V(2).Info("Pod admission woke a held pod", "pod", item.pod, "podUID", item.uid, "cause", item.cause)
+		// A back-off expiring is routine; a push, a reload or an
+		// interrupted evaluation is news.
+		level := 2
+		if item.cause == wakeBackoff {
+			level = 4
+		}
+		logger.V(level).Info("Pod admission woke a held pod", "pod", item.pod, "podUID", item.uid, "cause", item.cause)
 		w.wake(item.uid)
 		w.queue.Done(item)
 	}
