@@ -65,12 +65,18 @@ type Options struct {
 	// Manager forgets every other pod. Optional: without it, state is kept
 	// for every pod ever seen.
 	ActivePods func() []*v1.Pod
-	// WakePod asks the kubelet to sync the pod with this UID now, so that
-	// its pod worker evaluates it again: a plugin pushed a re-evaluation,
-	// the configuration changed, or the pod's back-off expired. It must not
-	// block. Optional: without it, a held pod is evaluated again only when
-	// the kubelet syncs it on its own.
-	WakePod func(types.UID)
+	// WakePod asks the kubelet to sync the pod with this UID, so that its
+	// pod worker evaluates it again. urgent is true when the plugins'
+	// answer may have changed (a plugin pushed a re-evaluation, the
+	// configuration changed, an evaluation was interrupted): the kubelet
+	// syncs the pod at once, with a fresh runtime status (an on-demand
+	// relist). It is false when only the pod's back-off or its plugin's
+	// maxBlockedDuration expired: the sync may wait for the kubelet's next
+	// periodic relist, at most a second, which spares a pod held for hours
+	// a relist at every re-evaluation. It must not block. Optional: without
+	// it, a held pod is evaluated again only when the kubelet syncs it on
+	// its own.
+	WakePod func(uid types.UID, urgent bool)
 	// Recorder records events on the node (configuration reloads) and on
 	// pods (ignored plugin failures). Optional.
 	Recorder record.EventRecorder

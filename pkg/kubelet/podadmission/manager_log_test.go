@@ -40,7 +40,7 @@ func TestAnUnchangedHoldIsNotLoggedAtV2(t *testing.T) {
 	underlier, ok := logger.GetSink().(ktesting.Underlier)
 	require.True(t, ok)
 	logs := logBuffer{underlier}
-	wakes := &wakeRecorder{wakes: map[types.UID]int{}}
+	wakes := newWakeRecorder()
 	tm := newTestManager(t, pluginsYAML(execPlugin("gate")), func(f *fakeFactory, opts *Options) {
 		f.set("gate", deny("NotReady", "the network policy is not in place"))
 		opts.WakePod = wakes.wake

@@ -85,7 +85,7 @@ func newProcessTest(t *testing.T, plugins string, binaries ...string) *processTe
 		BinDir:     pt.binDir,
 		NodeName:   "node-1",
 		Clock:      pt.clock,
-		WakePod:    func(uid types.UID) { pt.wakes <- uid },
+		WakePod:    func(uid types.UID, _ bool) { pt.wakes <- uid },
 	})
 	require.NoError(t, err)
 	m.Start(t.Context())
@@ -266,7 +266,7 @@ func TestNothingRunsBeforeStartOrAfterStop(t *testing.T) {
   match:
     podSelector: {matchLabels: {slow: "yes"}}
 `), 0o644))
-	m, err := podadmission.NewManager(podadmission.Options{ConfigPath: configDir, BinDir: binDir, NodeName: "node-1", WakePod: func(types.UID) {}})
+	m, err := podadmission.NewManager(podadmission.Options{ConfigPath: configDir, BinDir: binDir, NodeName: "node-1", WakePod: func(types.UID, bool) {}})
 	require.NoError(t, err)
 	goleak.VerifyNone(t, before)
 

@@ -50,7 +50,7 @@ type podWorkers struct {
 	admitted map[types.UID]time.Time
 }
 
-func (w *podWorkers) wake(uid types.UID) {
+func (w *podWorkers) wake(uid types.UID, _ bool) {
 	w.mu.Lock()
 	c := w.wakeups[uid]
 	w.mu.Unlock()

@@ -55,7 +55,7 @@ type wakeItem struct {
 // insertion each, never a pod sync each.
 type podWaker struct {
 	queue workqueue.TypedDelayingInterface[wakeItem]
-	wake  func(types.UID)
+	wake  func(uid types.UID, urgent bool)
 	done  chan struct{}
 }
 
@@ -90,7 +90,7 @@ func (w *podWaker) run(logger klog.Logger) {
 			level = 4
 		}
 		logger.V(level).Info("Pod admission woke a held pod", "pod", item.pod, "podUID", item.uid, "cause", item.cause)
-		w.wake(item.uid)
+		w.wake(item.uid, item.cause != wakeBackoff)
 		w.queue.Done(item)
 	}
 }

@@ -33,16 +33,31 @@ import (
 	"github.com/podadmission/podadmission/pkg/kubelet/podadmission/transport"
 )
 
-// wakeRecorder is Options.WakePod for tests: it counts the wakes per pod.
+// wakeRecorder is Options.WakePod for tests: it counts the wakes per pod,
+// and of them the urgent ones.
 type wakeRecorder struct {
-	mu    sync.Mutex
-	wakes map[types.UID]int
+	mu     sync.Mutex
+	wakes  map[types.UID]int
+	urgent map[types.UID]int
 }
 
-func (r *wakeRecorder) wake(uid types.UID) {
+func newWakeRecorder() *wakeRecorder {
+	return &wakeRecorder{wakes: map[types.UID]int{}, urgent: map[types.UID]int{}}
+}
+
+func (r *wakeRecorder) wake(uid types.UID, urgent bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.wakes[uid]++
+	if urgent {
+		r.urgent[uid]++
+	}
+}
+
+func (r *wakeRecorder) urgentCount(uid types.UID) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.urgent[uid]
 }
 
 func (r *wakeRecorder) count(uid types.UID) int {
@@ -54,7 +69,7 @@ func (r *wakeRecorder) count(uid types.UID) int {
 // newWakingManager is a started test manager whose wakes are recorded.
 func newWakingManager(t *testing.T, config string, setup func(*fakeFactory, *Options)) (*testManager, *wakeRecorder) {
 	t.Helper()
-	recorder := &wakeRecorder{wakes: map[types.UID]int{}}
+	recorder := newWakeRecorder()
 	tm := newTestManager(t, config, func(f *fakeFactory, opts *Options) {
 		opts.WakePod = recorder.wake
 		if setup != nil {
@@ -90,6 +105,7 @@ func TestPushWakesAHeldPodAtOnce(t *testing.T) {
 	// The fake clock does not move: only the push can wake the pod.
 	plugin.reevaluations <- transport.Reevaluation{PodUIDs: []types.UID{pod.UID}}
 	require.Eventually(t, func() bool { return wakes.count(pod.UID) == 1 }, 5*time.Second, time.Millisecond)
+	assert.Equal(t, 1, wakes.urgentCount(pod.UID), "a push's wake asks the kubelet for a fresh runtime status at once")
 	assert.True(t, tm.due(pod))
 }
 
@@ -143,6 +159,7 @@ func TestBackoffExpiryWakesThePod(t *testing.T) {
 		tm.clock.Step(time.Millisecond)
 		return wakes.count(pod.UID) == 1
 	}, 5*time.Second, 10*time.Millisecond, "woken when its back-off expires")
+	assert.Zero(t, wakes.urgentCount(pod.UID), "a back-off's wake may wait for the kubelet's next relist")
 	assert.True(t, tm.due(pod))
 }
 
@@ -159,6 +176,7 @@ func TestConfigurationChangeWakesHeldPods(t *testing.T) {
 		tm.clock.Step(time.Second) // past the reload's settle time
 		return wakes.count(pod.UID) == 1
 	}, 10*time.Second, 10*time.Millisecond)
+	assert.Equal(t, 1, wakes.urgentCount(pod.UID), "a reload's wake asks the kubelet for a fresh runtime status at once")
 	admitted, _, _, _ = tm.admit(pod)
 	assert.True(t, admitted)
 }
