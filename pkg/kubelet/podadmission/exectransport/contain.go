@@ -120,11 +120,11 @@ func (c *container) start(cmd *exec.Cmd, run *execution) error {
 	if useSentinels() {
 		s, err := startSentinel(run.sentinelPath, run.sentinelFiles)
 		if err != nil {
-			return err
+			return startError("the call's init", run, err)
 		}
 		c.sentinel = s
 		if err := s.start(cmd); err != nil {
-			return err
+			return startError("the plugin", run, err)
 		}
 		c.pluginPid = cmd.Process.Pid
 		return nil
@@ -132,7 +132,7 @@ func (c *container) start(cmd *exec.Cmd, run *execution) error {
 	// The plugin is the init of the namespace.
 	sys.Cloneflags = syscall.CLONE_NEWPID
 	if err := cmd.Start(); err != nil {
-		return err
+		return startError("the plugin", run, err)
 	}
 	c.pluginPid = cmd.Process.Pid
 	return nil

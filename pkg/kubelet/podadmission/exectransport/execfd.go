@@ -62,6 +62,9 @@ type execution struct {
 	sentinelFiles []uintptr
 	// dup is the binary's descriptor, closed by close; -1 for a script.
 	dup int
+	// checked is this process's descriptor of the checked file, which
+	// path names in the new process: dup, or a script's own.
+	checked int
 }
 
 func newExecution(exe *trust.Executable) (*execution, error) {
@@ -73,6 +76,7 @@ func newExecution(exe *trust.Executable) (*execution, error) {
 			sentinelPath:  path,
 			sentinelFiles: []uintptr{exe.File.Fd()},
 			dup:           -1,
+			checked:       int(exe.File.Fd()),
 		}, nil
 	}
 	fd, err := unix.FcntlInt(exe.File.Fd(), unix.F_DUPFD_CLOEXEC, minBinaryFD)
@@ -80,7 +84,27 @@ func newExecution(exe *trust.Executable) (*execution, error) {
 		return nil, fmt.Errorf("cannot duplicate the descriptor of %s: %w", exe.Path, err)
 	}
 	path := fmt.Sprintf("/proc/self/fd/%d", fd)
-	return &execution{path: path, sentinelPath: path, dup: fd}, nil
+	return &execution{path: path, sentinelPath: path, dup: fd, checked: fd}, nil
+}
+
+// describeChecked says what the descriptor of the checked file is now,
+// for the message of an exec refused with EACCES: the file passed its
+// checks moments before, so anything but an executable regular file there
+// (another file, a pipe, a closed descriptor) is a bug to find.
+func (e *execution) describeChecked() string {
+	var st unix.Stat_t
+	if err := unix.Fstat(e.checked, &st); err != nil {
+		return fmt.Sprintf("its descriptor %d: %v", e.checked, err)
+	}
+	target, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", e.checked))
+	if err != nil {
+		target = err.Error()
+	}
+	kind := "not a regular file"
+	if st.Mode&unix.S_IFMT == unix.S_IFREG {
+		kind = "a regular file"
+	}
+	return fmt.Sprintf("its descriptor %d is %s, mode %#o, %s", e.checked, kind, st.Mode&0o7777, target)
 }
 
 func (e *execution) close() {

@@ -30,6 +30,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -452,4 +453,21 @@ func procState(pid int) (string, bool) {
 	}
 	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
 	return fields[0], true
+}
+
+// An exec the kernel refuses with EACCES though the file passed its checks
+// (here: a noexec mount, which the checks do not look at) says which
+// process it was and what the checked descriptor was, which tells a
+// refused file from a descriptor that is no longer the checked file.
+func TestAStartRefusedSaysWhatWasExecuted(t *testing.T) {
+	dir := binDir(t)
+	require.NoError(t, unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOEXEC, "mode=0755"))
+	t.Cleanup(func() { assert.NoError(t, unix.Unmount(dir, unix.MNT_DETACH)) })
+	_, err := build.Install(dir, "p")
+	require.NoError(t, err)
+	p := newPlugin(t, dir, "p")
+	_, err = p.Admit(context.Background(), request("call-1"))
+	require.Error(t, err)
+	assert.ErrorIs(t, err, unix.EACCES)
+	assert.Regexp(t, `^cannot start `+regexp.QuoteMeta(dir)+`/p: permission denied \(executing the call's init; its descriptor [0-9]+ is a regular file, mode 0755, `+regexp.QuoteMeta(dir)+`/p\)$`, err.Error())
 }

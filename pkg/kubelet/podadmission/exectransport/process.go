@@ -20,6 +20,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io/fs"
 	"os/exec"
 	"syscall"
 	"time"
@@ -94,7 +96,7 @@ func runContained(ctx context.Context, plugin string, exe *trust.Executable, arg
 		WaitDelay:  pipeWaitDelay,
 	}
 	if err := box.start(cmd, run); err != nil {
-		return nil, startError(err)
+		return nil, err
 	}
 	run.close()
 	pid := cmd.Process.Pid
@@ -123,12 +125,17 @@ func runContained(ctx context.Context, plugin string, exe *trust.Executable, arg
 	return out, nil
 }
 
-// startError is why a process could not be started, without the
-// /proc/self/fd path it was executed by.
-func startError(err error) error {
-	var errno syscall.Errno
-	if errors.As(err, &errno) {
-		return errno
+// startError is why process (the call's init or the plugin) could not be
+// started from run, without the /proc/self/fd path it was executed by. A
+// permission error says which process and what the checked file's
+// descriptor was then.
+func startError(process string, run *execution, err error) error {
+	var pathErr *fs.PathError
+	if errors.As(err, &pathErr) && pathErr.Path == run.path {
+		err = pathErr.Err
+	}
+	if errno, ok := err.(syscall.Errno); ok && errno == syscall.EACCES {
+		return fmt.Errorf("%w (executing %s; %s)", err, process, run.describeChecked())
 	}
 	return err
 }
