@@ -24,6 +24,7 @@ import (
 	"runtime"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 	"k8s.io/klog/v2"
@@ -60,6 +61,10 @@ type sentinel struct {
 	// ns is the namespace, open, to start the plugin in.
 	ns     *os.File
 	reaped bool
+	// gone is closed once the sentinel is reaped, by the goroutine the
+	// first reap starts (waitGone); waitErr is why it could not be.
+	gone    chan struct{}
+	waitErr error
 }
 
 var (
@@ -169,51 +174,60 @@ func (s *sentinel) kill() {
 // reap kills the sentinel if it is not dead yet and waits until it is
 // reaped: the kernel reports the namespace's init dead once every other
 // process in it is gone and reaped. So the plugin, our child in the
-// namespace, must be reaped first.
+// namespace, must be reaped first. The wait blocks in wait4(2) rather than
+// polling: the namespace is usually gone within a few hundred
+// microseconds, less than a polling interval would add to every call.
 func (s *sentinel) reap() error {
 	if s.reaped {
 		return nil
 	}
 	s.kill()
-	var reapErr error
-	reaped := waitFor(func() bool {
-		var ws unix.WaitStatus
-		pid, err := unix.Wait4(s.pid, &ws, unix.WNOHANG, nil)
-		switch {
-		case errors.Is(err, unix.EINTR):
-			return false
-		case err != nil:
-			reapErr = err
-			return true
-		}
-		// A traced child's stop is reported too: only its end counts.
-		return pid == s.pid && (ws.Exited() || ws.Signaled())
-	}, maxKillWait)
-	if !reaped {
+	if s.gone == nil {
+		s.gone = make(chan struct{})
+		go s.waitGone()
+	}
+	timeout := time.NewTimer(maxKillWait)
+	defer timeout.Stop()
+	select {
+	case <-s.gone:
+	case <-timeout.C:
 		return fmt.Errorf("processes of the call's PID namespace still running %s after they were killed", maxKillWait)
 	}
 	s.reaped = true
 	s.ns.Close()
-	if reapErr != nil {
-		return fmt.Errorf("cannot reap the init of the call's PID namespace: %w", reapErr)
+	if s.waitErr != nil {
+		return fmt.Errorf("cannot reap the init of the call's PID namespace: %w", s.waitErr)
 	}
 	return nil
 }
 
+// waitGone reaps the sentinel, then closes gone.
+func (s *sentinel) waitGone() {
+	defer close(s.gone)
+	for {
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(s.pid, &ws, 0, nil)
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case err != nil:
+			s.waitErr = err
+			return
+		}
+		// A traced child's stop is reported too: only its end counts.
+		if pid == s.pid && (ws.Exited() || ws.Signaled()) {
+			return
+		}
+	}
+}
+
 // release kills the sentinel if the call did not, and reaps it; one that
-// cannot be reaped in time is left to a goroutine that waits for it.
+// cannot be reaped in time is left to the goroutine that waits for it.
 func (s *sentinel) release() {
 	if err := s.reap(); err != nil {
 		klog.Background().Error(err, "The PID namespace of an Exec pod admission plugin call outlives it; waiting for it in the background")
 		go func() {
-			for {
-				var ws unix.WaitStatus
-				_, err := unix.Wait4(s.pid, &ws, 0, nil)
-				if err == nil && !ws.Exited() && !ws.Signaled() || errors.Is(err, unix.EINTR) {
-					continue // a stop, or interrupted
-				}
-				break
-			}
+			<-s.gone
 			s.ns.Close()
 		}()
 	}
