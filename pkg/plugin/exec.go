@@ -25,6 +25,7 @@ import (
 	"os/signal"
 	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1/protocol"
 	"github.com/podadmission/podadmission/pkg/plugin/corev1"
@@ -34,17 +35,40 @@ import (
 // and writes the response to stdout, then exits 0. When anything fails (an
 // invalid request, an error from h, an invalid response) it writes the error
 // to stderr and exits 1; the kubelet logs that stderr and holds the pod with
-// the reason that the plugin exited with code 1. ctx given to h is canceled
-// on SIGTERM or SIGINT.
+// the reason that the plugin exited with code 1.
+//
+// ctx given to h is canceled on SIGTERM or SIGINT once h has run for
+// signalWatchDelay (20 ms); before that either signal ends the process as
+// it ends any program. Watching for signals from the start would cost
+// every call a signal-handling thread, about a tenth of an Exec plugin's
+// whole run, and a handler that answers sooner than that has nothing to
+// stop. The kubelet itself sends neither: it ends a call that outlives its
+// timeout with SIGKILL.
 func RunExec(h Handler) {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	ctx, cancel := context.WithCancel(context.Background())
+	watch := time.AfterFunc(signalWatchDelay, func() { cancelOnSignals(cancel) })
 	err := HandleExec(ctx, h, os.Stdin, os.Stdout)
-	stop()
+	watch.Stop()
+	cancel()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	os.Exit(0)
+}
+
+// signalWatchDelay is how long an Exec plugin's handler runs before SIGTERM
+// and SIGINT cancel its context instead of ending the process.
+const signalWatchDelay = 20 * time.Millisecond
+
+// cancelOnSignals calls cancel on the first SIGTERM or SIGINT.
+func cancelOnSignals(cancel context.CancelFunc) {
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, syscall.SIGTERM, os.Interrupt)
+	go func() {
+		<-signals
+		cancel()
+	}()
 }
 
 // HandleExec is RunExec without the process around it: it reads one request
