@@ -7,14 +7,14 @@
 # (test/transportbench). Prints a markdown table of per-call latency
 # percentiles, the ratios to the references and whether each goal is met.
 #
-#   build/bench-transports.sh            # BENCHTIME=2s by default
+#   build/bench-transports.sh            # BENCHTIME=10s by default
 #   BENCHTIME=5s build/bench-transports.sh
 #
 # The raw `go test -bench` output is written to stderr, the table to stdout.
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-BENCHTIME=${BENCHTIME:-2s}
+BENCHTIME=${BENCHTIME:-10s}
 CMD=(go test -run '^$' -bench '^BenchmarkAdmit' -benchtime "${BENCHTIME}" -count 1
   ./pkg/kubelet/podadmission/ ./test/transportbench/)
 
