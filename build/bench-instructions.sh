@@ -2,7 +2,8 @@
 # Counts what one call of an Exec plugin costs in instructions: the
 # transport benchmark's Exec plugins (test/transportbench/plugins: the
 # stdlib-only minimal, the SDK's sdkexec, sdkquantity doing arithmetic on
-# the SDK's quantities with apimachinery's resource package, and corepod
+# the SDK's quantities with apimachinery's resource package, apilinked
+# linking what corepod links without calling it, and corepod
 # asking for the k8s.io/api Pod), built as the release builds plugins
 # (static, stripped), each run on the benchmark's request under valgrind's
 # callgrind. Unlike time, the count is the same run after run whatever else
@@ -21,7 +22,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 RUNS=${RUNS:-5}
-PLUGINS=(minimal sdkexec sdkquantity corepod)
+PLUGINS=(minimal sdkexec sdkquantity apilinked corepod)
 command -v valgrind >/dev/null || die "valgrind is required (Debian/Ubuntu: apt-get install valgrind)"
 
 cd "${REPO_ROOT}"

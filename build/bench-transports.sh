@@ -61,10 +61,12 @@ END {
   label["BareExec"] = "Reference: bare fork+exec of a stdlib-only static binary answering the JSON"
   label["ExecSDK"] = "Exec plugin written with the SDK, through the manager"
   label["ExecStdlib"] = "Exec plugin, the same stdlib-only binary, through the manager"
+  label["ExecAPILinked"] = "Exec plugin written with the SDK, linking k8s.io/api and the decoder of corepod without calling them, through the manager"
   label["ExecCorePod"] = "Exec plugin written with the SDK that decodes the k8s.io/api Pod (package corepod), through the manager"
+  label["ExecPodSecurity"] = "The shipped pod-security-plugin (--level=baseline, decodes the k8s.io/api Pod), through the manager"
   label["BareGRPC"] = "Reference: bare gRPC unary echo of the JSON on a unix socket"
   label["GRPCSDK"] = "GRPC plugin daemon written with the SDK, through the manager"
-  ref["ExecSDK"] = "BareExec"; ref["ExecStdlib"] = "BareExec"; ref["ExecCorePod"] = "BareExec"; ref["GRPCSDK"] = "BareGRPC"
+  ref["ExecSDK"] = "BareExec"; ref["ExecStdlib"] = "BareExec"; ref["ExecCorePod"] = "BareExec"; ref["ExecAPILinked"] = "BareExec"; ref["ExecPodSecurity"] = "BareExec"; ref["GRPCSDK"] = "BareGRPC"
   if ("ManagerNoTransport" in n) {
     goal["ManagerNoTransport"] = "p50 <= 15 µs, <= 60 allocs: " met(p50["ManagerNoTransport"] <= 15 && allocs["ManagerNoTransport"] <= 60)
   }
@@ -76,7 +78,7 @@ END {
   }
   print "| Admission path | p50 | p99 | max | mean | calls | allocs per call (kubelet side) | × reference p50 / p99 | goal |"
   print "|---|---|---|---|---|---|---|---|---|"
-  rows = split("ManagerNoTransport BareExec ExecSDK ExecStdlib ExecCorePod BareGRPC GRPCSDK", order, " ")
+  rows = split("ManagerNoTransport BareExec ExecSDK ExecStdlib ExecAPILinked ExecCorePod ExecPodSecurity BareGRPC GRPCSDK", order, " ")
   for (i = 1; i <= rows; i++) {
     k = order[i]
     g = (k in goal) ? goal[k] : "-"

@@ -91,11 +91,15 @@ func buildPlugins() (string, error) {
 			return "", err
 		}
 	}
-	for _, name := range []string{"minimal", "sdkexec", "corepod", "sdkgrpc", "echo"} {
-		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", filepath.Join(dir, name), "./plugins/"+name)
+	packages := map[string]string{"pod-security-plugin": "../../cmd/pod-security-plugin"}
+	for _, name := range []string{"minimal", "sdkexec", "apilinked", "corepod", "sdkgrpc", "echo"} {
+		packages[name] = "./plugins/" + name
+	}
+	for name, pkg := range packages {
+		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", filepath.Join(dir, name), pkg)
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return "", fmt.Errorf("go build ./plugins/%s: %v\n%s", name, err, out)
+			return "", fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
 		}
 	}
 	return dir, nil
@@ -258,14 +262,19 @@ func bareGRPCPath(b *testing.B) *path {
 // ExecStdlib the minimal stdlib-only binary the same way (what the manager
 // and the transport add); ExecCorePod sdkexec's policy on
 // k8s.io/api/core/v1's Pod from package corepod (what a plugin that hands
-// pods to Kubernetes libraries pays for them); BareExec the minimal binary
+// pods to Kubernetes libraries pays for them), ExecAPILinked sdkexec with
+// what corepod links but does not call (the part of that price a process
+// pays before it decodes anything); ExecPodSecurity the shipped
+// pod-security-plugin at the baseline level; BareExec the minimal binary
 // without the manager.
 func BenchmarkAdmitExec(b *testing.B) {
 	benchPaths(b,
 		bareExecPath(b),
 		managerPath(b, "ExecSDK", "- name: sdkexec\n  type: Exec\n"),
 		managerPath(b, "ExecStdlib", "- name: minimal\n  type: Exec\n"),
+		managerPath(b, "ExecAPILinked", "- name: apilinked\n  type: Exec\n"),
 		managerPath(b, "ExecCorePod", "- name: corepod\n  type: Exec\n"),
+		managerPath(b, "ExecPodSecurity", "- name: pod-security-plugin\n  type: Exec\n  args: [\"--level=baseline\"]\n"),
 	)
 }
 

@@ -1,0 +1,41 @@
+/*
+Copyright The podadmission Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command apilinked is sdkexec linked with k8s.io/api/core/v1 and the
+// decoder corepod uses, neither of which it calls: what linking them costs
+// a process (their package initialisation, a larger binary), apart from
+// what decoding with them costs (corepod).
+package main
+
+import (
+	"context"
+
+	_ "k8s.io/api/core/v1"
+	_ "sigs.k8s.io/json"
+
+	"github.com/podadmission/podadmission/pkg/plugin"
+)
+
+func main() {
+	plugin.RunExec(noHostNetwork)
+}
+
+func noHostNetwork(_ context.Context, req *plugin.Request) (*plugin.Response, error) {
+	if req.Pod.Spec.HostNetwork {
+		return plugin.Deny("HostNetwork", "pods on this node may not use the host network"), nil
+	}
+	return plugin.Allow(), nil
+}
