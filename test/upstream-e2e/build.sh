@@ -28,6 +28,10 @@ OUT=${OUTPUT_DIR}/upstream-e2e/${MINOR}
 mkdir -p "${OUT}"/{bin,kubelet,images,tools}
 [[ -e "${SRC_DIR}/.git" ]] || die "${SRC_DIR} does not exist; run make source first"
 
+# Where the tree's device plugin tests find the sample device plugin's
+# DaemonSet and pod manifests.
+DEVICE_PLUGIN_MANIFESTS=test/e2e/testing-manifests/sample-device-plugin
+
 # The tree's image reference for an ImageID of test/utils/image/manifest.go.
 image_ref() {
   local id=$1 manifest=${SRC_DIR}/test/utils/image/manifest.go line reg name version
@@ -121,9 +125,17 @@ pack() {
   shift 2
   local ref
   ref=$(image_ref "${id}")
-  "${OUT}/tools/ociimage" -rootfs "${dir}" -ref "${ref}" -epoch 0 -arch "$(go env GOARCH)" \
-    -oci-archive "${OUT}/images/${id}.tar" "$@" >/dev/null
+  pack_as "${id}" "${ref}" "${dir}" "$@"
   echo "${ref}" >"${OUT}/images/${id}.ref"
+}
+
+# pack_as NAME REF DIR OCIIMAGE-ARGS...: the image REF from rootfs DIR, as
+# images/NAME.tar.
+pack_as() {
+  local name=$1 ref=$2 dir=$3
+  shift 3
+  "${OUT}/tools/ociimage" -rootfs "${dir}" -ref "${ref}" -epoch 0 -arch "$(go env GOARCH)" \
+    -oci-archive "${OUT}/images/${name}.tar" "$@" >/dev/null
   log "image ${ref}"
 }
 
@@ -132,7 +144,7 @@ pack() {
 # set is not built again.
 images_stamp() {
   local path
-  for path in test/images test/utils/image/manifest.go build/pause; do
+  for path in test/images test/utils/image/manifest.go "${DEVICE_PLUGIN_MANIFESTS}" build/pause; do
     echo "${path} $(git -C "${SRC_DIR}" rev-parse "HEAD:${path}")"
   done
   sha256sum "${REPO_ROOT}/test/upstream-e2e/build.sh" "${REPO_ROOT}"/build/image/*.go "${REPO_ROOT}"/build/image/go.sum "${OUT}/images/busybox-static/bin/busybox" \
@@ -197,6 +209,16 @@ build_images() {
   busybox_rootfs "${s}"
   cp "${bin}/sample-device-plugin" "${s}/sampledeviceplugin"
   pack SampleDevicePlugin "${s}" -entrypoint /sampledeviceplugin -entrypoint -alsologtostderr
+  # The device plugin tests deploy the plugin from the tree's testing
+  # manifests, which name the image by the version of its source
+  # (test/images/sample-device-plugin/VERSION: 1.8.0 in v1.37.2), not by
+  # manifest.go's (1.7): the same image under each name they use.
+  local ref i=0
+  for ref in $(sed -n 's/^ *- image: *\([^ ]*sample-device-plugin:[^ ]*\) *$/\1/p' "${SRC_DIR}/${DEVICE_PLUGIN_MANIFESTS}"/*.yaml | sort -u); do
+    [[ "${ref}" == "$(cat "${OUT}/images/SampleDevicePlugin.ref")" ]] && continue
+    i=$((i + 1))
+    pack_as "SampleDevicePlugin-manifests-${i}" "${ref}" "${s}" -entrypoint /sampledeviceplugin -entrypoint -alsologtostderr
+  done
 
   local n=${work}/nonewprivs
   busybox_rootfs "${n}"
