@@ -111,7 +111,11 @@ CNI_BRIDGE=upstreame2e0
 CNI_SUBNET=10.100.0.0/24 # the podCIDR of test/e2e_node/jenkins/default-kubelet-config.yaml
 # Host paths the suite and the kubelet create; the ones that exist before a
 # run are kept.
-HOST_PATHS=(/var/lib/kubelet /var/log/pods /var/log/containers /etc/kubernetes /usr/libexec/kubernetes /var/lib/cni /run/containerd /tmp/node-e2e-*)
+# containerd's CDI spec directory is its default, /var/run/cdi, where
+# upstream's sample device plugin writes its specs (the manifests mount it
+# from the host), as on a production node.
+CDI_SPEC_DIR=/var/run/cdi
+HOST_PATHS=(/var/lib/kubelet /var/log/pods /var/log/containers /etc/kubernetes /usr/libexec/kubernetes /var/lib/cni /run/containerd /run/cdi /tmp/node-e2e-*)
 CGROUP_NAMES=(kubepods kubepods.slice kubelet.slice kubelet system runtime.slice)
 
 export UNITS_STATE_DIR=${RUNDIR}/units
@@ -254,7 +258,7 @@ mount_node_disk() {
 
 start_containerd() { # start_containerd ARTIFACTS
   local dir=${STATE}/containerd cni_dir=${STATE}/cni/net.d
-  mkdir -p "${dir}/cdi" "${dir}/nri/plugins" "${dir}/nri/conf.d" "${RUNDIR}/containerd" "${cni_dir}" "${STATE}/cni/ipam"
+  mkdir -p "${CDI_SPEC_DIR}" "${dir}/nri/plugins" "${dir}/nri/conf.d" "${RUNDIR}/containerd" "${cni_dir}" "${STATE}/cni/ipam"
   # The configuration of the project's own node e2e harness
   # (test/e2e_node/containerdconfig); the host is the pods' gateway, so
   # that the suite's probes and port checks reach pods.
@@ -262,7 +266,7 @@ start_containerd() { # start_containerd ARTIFACTS
     -config "${dir}/config.toml" -root "${STATE}/disk/containerd" -state "${RUNDIR}/containerd/state" \
     -socket "${CONTAINERD_SOCK}" -shim "${CONTAINERD_BIN}/containerd-shim-runc-v2" \
     -runc "${CONTAINERD_BIN}/runc" -runc-root "${RUNDIR}/containerd/runc" \
-    -cni-conf-dir "${cni_dir}" -cdi-spec-dir "${dir}/cdi" -sandbox-image "$(cat "${OUT}/images/Pause.ref")" \
+    -cni-conf-dir "${cni_dir}" -cdi-spec-dir "${CDI_SPEC_DIR}" -sandbox-image "$(cat "${OUT}/images/Pause.ref")" \
     -nri-socket "${RUNDIR}/containerd/nri.sock" -nri-plugin-dir "${dir}/nri/plugins" -nri-plugin-config-dir "${dir}/nri/conf.d" \
     -cni-config "${cni_dir}/10-upstream-e2e.conflist" -cni-name upstream-e2e -cni-bridge "${CNI_BRIDGE}" \
     -cni-subnet "${CNI_SUBNET}" -cni-ipam-dir "${STATE}/cni/ipam" -cni-gateway -cni-hairpin
