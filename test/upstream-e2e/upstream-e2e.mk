@@ -7,6 +7,7 @@
 #   make test-upstream-e2e-node        the full four-way run; rewrites test/upstream-e2e/RESULTS.md
 #   make test-upstream-e2e-node-slice  what make test runs: the feature's ginkgo tests and a NodeConformance slice, gate on
 #   make test-upstream-e2e-node-slice-four-way  the slice four ways; rewrites test/upstream-e2e/RESULTS-slice.md
+#   make test-upstream-e2e-node-conformance  the full run's parallel part alone, four ways; rewrites test/upstream-e2e/RESULTS-conformance.md
 #   make test-upstream-e2e-node-serial  the full run's serial part alone, four ways; rewrites test/upstream-e2e/RESULTS-serial.md
 #   make upstream-e2e-build            only build the suite, the vanilla kubelet, the images and the tools
 
@@ -20,6 +21,7 @@ UPSTREAM_E2E_LOCK_WAIT ?= 4h
 UPSTREAM_E2E_RESULTS ?= test/upstream-e2e/RESULTS.md
 UPSTREAM_E2E_SLICE_RESULTS ?= test/upstream-e2e/RESULTS-slice.md
 UPSTREAM_E2E_SERIAL_RESULTS ?= test/upstream-e2e/RESULTS-serial.md
+UPSTREAM_E2E_CONFORMANCE_RESULTS ?= test/upstream-e2e/RESULTS-conformance.md
 # ginkgo -nodes of the parallel part: upstream's default for a local run.
 UPSTREAM_E2E_PARALLELISM ?= 8
 
@@ -59,6 +61,15 @@ test-upstream-e2e-node: upstream-e2e-build e2e-host-deps ## Upstream's node e2e 
 	$(call upstream_e2e_run,LABEL_FILTER='$(UPSTREAM_E2E_PARALLEL_LABELS)' PARALLELISM=$(UPSTREAM_E2E_PARALLELISM),$$run-conformance,$(UPSTREAM_E2E_CONFIGS)) || rc=$$?; \
 	$(call upstream_e2e_run,FOCUS='$(UPSTREAM_E2E_SERIAL_FOCUS)' LABEL_FILTER='$(UPSTREAM_E2E_SERIAL_LABELS)' PARALLELISM=1,$$run-serial,$(UPSTREAM_E2E_CONFIGS)) || rc=$$?; \
 	test/upstream-e2e/results.sh $(UPSTREAM_E2E_DIR)/runs $$run '$(call upstream_e2e_command,test-upstream-e2e-node)' $(UPSTREAM_E2E_CONFIGS) >$(UPSTREAM_E2E_RESULTS) || rc=$$?; \
+	exit $$rc
+
+# Part 1 of the full run alone (NodeConformance and the feature's tests
+# that are not Serial, in parallel): the full run without its serial part.
+.PHONY: test-upstream-e2e-node-conformance
+test-upstream-e2e-node-conformance: upstream-e2e-build e2e-host-deps ## The parallel NodeConformance part of upstream's node e2e suite four ways; rewrites test/upstream-e2e/RESULTS-conformance.md.
+	@run=$$(date -u +%Y%m%dT%H%M%SZ); rc=0; \
+	$(call upstream_e2e_run,LABEL_FILTER='$(UPSTREAM_E2E_PARALLEL_LABELS)' PARALLELISM=$(UPSTREAM_E2E_PARALLELISM),$$run-conformance,$(UPSTREAM_E2E_CONFIGS)) || rc=$$?; \
+	test/upstream-e2e/results.sh $(UPSTREAM_E2E_DIR)/runs $$run '$(call upstream_e2e_command,test-upstream-e2e-node-conformance)' $(UPSTREAM_E2E_CONFIGS) >$(UPSTREAM_E2E_CONFORMANCE_RESULTS) || rc=$$?; \
 	exit $$rc
 
 # Part 2 of the full run alone (the Serial and Disruptive tests of the
