@@ -9,7 +9,8 @@
 # (+k8s:deepcopy-gen=package, +k8s:defaulter-gen=TypeMeta). Stale output is
 # removed first, so a package that drops its tags loses its generated file.
 # build/podtypes-gen writes the SDK's lean Pod types and their strict
-# decoder (pkg/plugin/corev1) from k8s.io/api at the version go.mod pins.
+# decoder (pkg/plugin/corev1) from k8s.io/api at the version go.mod pins,
+# and the conversion of the SDK's Pod into k8s.io/api's (pkg/plugin/corepod).
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -38,9 +39,9 @@ go run "${CODE_GENERATOR%@*}/cmd/defaulter-gen@${CODE_GENERATOR#*@}" \
 
 gofmt -l -w pkg/apis >/dev/null
 
-log "podtypes-gen (k8s.io/api $(go list -m -f '{{if .Replace}}{{.Replace.Version}}{{else}}{{.Version}}{{end}}' k8s.io/api)) for pkg/plugin/corev1"
-find pkg/plugin/corev1 -name 'zz_generated.*.go' -delete
-go run ./build/podtypes-gen -header build/boilerplate.go.txt -out pkg/plugin/corev1
+log "podtypes-gen (k8s.io/api $(go list -m -f '{{if .Replace}}{{.Replace.Version}}{{else}}{{.Version}}{{end}}' k8s.io/api)) for pkg/plugin/corev1 and pkg/plugin/corepod"
+find pkg/plugin/corev1 pkg/plugin/corepod -name 'zz_generated.*.go' -delete
+go run ./build/podtypes-gen -header build/boilerplate.go.txt -out pkg/plugin/corev1 -convert-out pkg/plugin/corepod
 
 # The gRPC protocol of GRPC plugins. protoc-gen-go is pinned to the
 # google.golang.org/protobuf version in go.mod, so the generated code matches

@@ -45,7 +45,7 @@ if ! git diff --quiet -- "${nri}/go.mod" "${nri}/go.sum"; then
 fi
 
 # Regenerate into the work tree and compare with what is committed.
-generated=(pkg/apis pkg/plugin/corev1)
+generated=(pkg/apis pkg/plugin/corev1 pkg/plugin/corepod)
 if [[ -z "$(git status --porcelain -- "${generated[@]}")" ]]; then
   build/generate.sh >/dev/null 2>&1 || fail "build/generate.sh failed"
   if [[ -n "$(git status --porcelain -- "${generated[@]}")" ]]; then

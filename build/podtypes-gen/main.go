@@ -18,9 +18,12 @@ limitations under the License.
 // the Go types that k8s.io/api/core/v1's Pod and NodeSystemInfo reach, with
 // the same names, fields, embedding and JSON, declared without
 // k8s.io/apimachinery, and a strict decoder for them that uses no
-// reflection. build/generate.sh runs it:
+// reflection. It also writes, for package corepod (pkg/plugin/corepod),
+// the conversion of the SDK's Pod into k8s.io/api/core/v1's, field by
+// field, without reflection either. build/generate.sh runs it:
 //
-//	go run ./build/podtypes-gen -header build/boilerplate.go.txt -out pkg/plugin/corev1
+//	go run ./build/podtypes-gen -header build/boilerplate.go.txt \
+//	  -out pkg/plugin/corev1 -convert-out pkg/plugin/corepod
 //
 // It walks the types by reflection, at the k8s.io/api version this module
 // pins, and copies the typed constants of the named types it emits from
@@ -37,6 +40,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -44,26 +48,34 @@ import (
 // roots are the types the SDK hands plugins.
 var roots = []any{corev1.Pod{}, corev1.NodeSystemInfo{}}
 
+// converted is the root package corepod converts to k8s.io/api's type.
+var converted = reflect.TypeFor[corev1.Pod]()
+
 func main() {
-	out := flag.String("out", "", "the package directory to write (pkg/plugin/corev1)")
+	out := flag.String("out", "", "the package directory to write the types to (pkg/plugin/corev1)")
+	convertOut := flag.String("convert-out", "", "the package directory to write the conversion to (pkg/plugin/corepod)")
 	header := flag.String("header", "", "the licence header file (build/boilerplate.go.txt)")
 	flag.Parse()
-	if *out == "" || *header == "" || flag.NArg() != 0 {
-		fmt.Fprintln(os.Stderr, "usage: podtypes-gen -header FILE -out DIR")
+	if *out == "" || *convertOut == "" || *header == "" || flag.NArg() != 0 {
+		fmt.Fprintln(os.Stderr, "usage: podtypes-gen -header FILE -out DIR -convert-out DIR")
 		os.Exit(2)
 	}
-	if err := run(*out, *header); err != nil {
+	if err := run(*out, *convertOut, *header); err != nil {
 		fmt.Fprintln(os.Stderr, "podtypes-gen:", err)
 		os.Exit(1)
 	}
 }
 
-func run(out, headerFile string) error {
+func run(out, convertOut, headerFile string) error {
 	header, err := os.ReadFile(headerFile)
 	if err != nil {
 		return err
 	}
 	handWritten, err := declaredNames(out)
+	if err != nil {
+		return err
+	}
+	handWrittenConversions, err := declaredNames(convertOut)
 	if err != nil {
 		return err
 	}
@@ -84,15 +96,18 @@ func run(out, headerFile string) error {
 	}
 	origin := fmt.Sprintf("k8s.io/api %s (k8s.io/apimachinery %s)", versions["k8s.io/api"], versions["k8s.io/apimachinery"])
 	files := map[string]func() ([]byte, error){
-		"zz_generated.types.go":  func() ([]byte, error) { return m.typesFile(header, origin, consts) },
-		"zz_generated.decode.go": func() ([]byte, error) { return m.decodeFile(header, origin) },
+		filepath.Join(out, "zz_generated.types.go"):  func() ([]byte, error) { return m.typesFile(header, origin, consts) },
+		filepath.Join(out, "zz_generated.decode.go"): func() ([]byte, error) { return m.decodeFile(header, origin) },
+		filepath.Join(convertOut, "zz_generated.convert.go"): func() ([]byte, error) {
+			return m.convertFile(header, origin, converted, handWrittenConversions)
+		},
 	}
 	for name, render := range files {
 		src, err := render()
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		if err := os.WriteFile(filepath.Join(out, name), src, 0o644); err != nil {
+		if err := os.WriteFile(name, src, 0o644); err != nil {
 			return err
 		}
 	}

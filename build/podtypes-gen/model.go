@@ -251,19 +251,27 @@ func (m *model) checkNames(handWritten map[string]string, consts []constant) err
 
 // typeExpr writes t in the package's terms.
 func (m *model) typeExpr(t reflect.Type) string {
-	if t.Name() != "" {
+	return spell(t, func(t reflect.Type) string {
 		if r, ok := replacements[qualified(t)]; ok && t.PkgPath() != "" {
 			return r.name
 		}
 		return t.Name()
+	})
+}
+
+// spell writes t, a named type or one built of them, with name writing
+// each named type.
+func spell(t reflect.Type, name func(reflect.Type) string) string {
+	if t.Name() != "" {
+		return name(t)
 	}
 	switch t.Kind() {
 	case reflect.Pointer:
-		return "*" + m.typeExpr(t.Elem())
+		return "*" + spell(t.Elem(), name)
 	case reflect.Slice:
-		return "[]" + m.typeExpr(t.Elem())
+		return "[]" + spell(t.Elem(), name)
 	case reflect.Map:
-		return "map[" + m.typeExpr(t.Key()) + "]" + m.typeExpr(t.Elem())
+		return "map[" + spell(t.Key(), name) + "]" + spell(t.Elem(), name)
 	}
 	panic("unexpected type " + t.String())
 }

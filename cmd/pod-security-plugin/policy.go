@@ -65,7 +65,7 @@ func newPodSecurityPolicy(o *options) (*podSecurityPolicy, error) {
 }
 
 // handle is the plugin's Handler. The exemptions read the SDK's Pod; only a
-// pod they do not exempt is decoded into k8s.io/api/core/v1's Pod, which
+// pod they do not exempt is converted into k8s.io/api/core/v1's Pod, which
 // the evaluator takes.
 func (p *podSecurityPolicy) handle(_ context.Context, req *plugin.Request) (*plugin.Response, error) {
 	if p.exempt(req) {

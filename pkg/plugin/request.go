@@ -58,9 +58,10 @@ type Request struct {
 	Operation Operation
 
 	// PodJSON and OldPodJSON are Pod and OldPod as the kubelet sent them:
-	// JSON, for a plugin that decodes the pod with other types. Package
-	// corepod decodes them into k8s.io/api/core/v1's Pod. The SDK sets
-	// them when it decodes a request; they must not be modified.
+	// JSON, for a plugin that decodes the pod with other types (package
+	// corepod converts Pod and OldPod into k8s.io/api/core/v1's Pod
+	// instead). The SDK sets them when it decodes a request; they must not
+	// be modified.
 	PodJSON    []byte
 	OldPodJSON []byte
 }

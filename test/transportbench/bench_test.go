@@ -264,7 +264,7 @@ func bareGRPCPath(b *testing.B) *path {
 // k8s.io/api/core/v1's Pod from package corepod (what a plugin that hands
 // pods to Kubernetes libraries pays for them), ExecAPILinked sdkexec with
 // what corepod links but does not call (the part of that price a process
-// pays before it decodes anything); ExecPodSecurity the shipped
+// pays before it reads the pod); ExecPodSecurity the shipped
 // pod-security-plugin at the baseline level; BareExec the minimal binary
 // without the manager.
 func BenchmarkAdmitExec(b *testing.B) {

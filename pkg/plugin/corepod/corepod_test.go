@@ -17,7 +17,6 @@ limitations under the License.
 package corepod_test
 
 import (
-	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -29,6 +28,7 @@ import (
 	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
 	"github.com/podadmission/podadmission/pkg/plugin"
 	"github.com/podadmission/podadmission/pkg/plugin/corepod"
+	sdk "github.com/podadmission/podadmission/pkg/plugin/corev1"
 )
 
 func kubeletPod(image string) *corev1.Pod {
@@ -76,15 +76,32 @@ func TestOldPodOfACreateIsNil(t *testing.T) {
 	assert.Nil(t, oldPod)
 }
 
-func TestPodNeedsTheRequestsJSON(t *testing.T) {
+func TestPodNeedsAPod(t *testing.T) {
 	_, err := corepod.Pod(&plugin.Request{UID: "call-1"})
-	assert.EqualError(t, err, "pod: the request carries no pod JSON (plugin.Request.PodJSON)")
+	assert.EqualError(t, err, "pod: the request carries no pod (plugin.Request.Pod)")
+}
 
-	_, err = corepod.Pod(&plugin.Request{PodJSON: []byte(`{"spec":{"futureField":1}}`)})
-	assert.EqualError(t, err, `pod: unknown field "spec.futureField"`, "strict, as the SDK")
+// TestPodOfARequestBuiltInGo: a test's request, built in Go rather than
+// decoded, converts too, what a security policy reads of it included.
+func TestPodOfARequestBuiltInGo(t *testing.T) {
+	privileged := true
+	container := sdk.Container{
+		Name:            "web",
+		SecurityContext: &sdk.SecurityContext{Privileged: &privileged},
+		Resources:       sdk.ResourceRequirements{Limits: sdk.ResourceList{sdk.ResourceCPU: sdk.MustParseQuantity("500m")}},
+	}
+	req := &plugin.Request{Pod: &sdk.Pod{
+		ObjectMeta: sdk.ObjectMeta{Namespace: "team-a", Name: "web"},
+		Spec:       sdk.PodSpec{HostNetwork: true, Containers: []sdk.Container{container}},
+	}}
 
-	data, err := json.Marshal(kubeletPod("nginx"))
+	pod, err := corepod.Pod(req)
 	require.NoError(t, err)
-	_, err = corepod.OldPod(&plugin.Request{OldPodJSON: data[:10]})
-	assert.ErrorContains(t, err, "oldPod: ")
+	assert.Equal(t, "team-a", pod.Namespace)
+	assert.True(t, pod.Spec.HostNetwork)
+	require.Len(t, pod.Spec.Containers, 1)
+	require.NotNil(t, pod.Spec.Containers[0].SecurityContext)
+	assert.Equal(t, &privileged, pod.Spec.Containers[0].SecurityContext.Privileged)
+	cpu := pod.Spec.Containers[0].Resources.Limits[corev1.ResourceCPU]
+	assert.Equal(t, int64(500), cpu.MilliValue())
 }

@@ -47,7 +47,7 @@ limitations under the License.
 //   - Quantity (resource.Quantity) is the quantity's text, checked with
 //     apimachinery's syntax: what the kubelet sends, which is the canonical
 //     form apimachinery's String returns. It has no arithmetic; a plugin
-//     that needs it decodes the pod with package corepod and uses
+//     that needs it gets the pod from package corepod and uses
 //     resource.Quantity.
 //   - Time (metav1.Time) is a time.Time, RFC 3339 in JSON, null for the
 //     zero time; it keeps the zone it was parsed in (UTC for the kubelet's

@@ -28,7 +28,7 @@ import (
 // it: its text, as the kubelet sent it, which is the canonical form
 // apimachinery's String writes ("100m", "128Mi"). The text is checked with
 // apimachinery's syntax, but not parsed into a number: for arithmetic,
-// decode the pod with package corepod. The zero Quantity is "0".
+// get the pod from package corepod. The zero Quantity is "0".
 type Quantity struct {
 	s string
 }

@@ -14,19 +14,17 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Command apilinked is an SDK Exec plugin linked with k8s.io/api/core/v1
-// and the decoder corepod uses, neither of which it calls: what linking
-// them costs a process (their package initialisation, a larger binary),
-// apart from what decoding with them costs (corepod). It admits every pod:
-// what sdkexec's handler reads of the pod costs nothing next to the
-// process.
+// Command apilinked is an SDK Exec plugin linked with k8s.io/api/core/v1,
+// what corepod links, which it does not call: what linking it costs a
+// process (its package initialisation, a larger binary), apart from what
+// getting the k8s.io/api Pod costs (corepod). It admits every pod: what
+// sdkexec's handler reads of the pod costs nothing next to the process.
 package main
 
 import (
 	"context"
 
 	_ "k8s.io/api/core/v1"
-	_ "sigs.k8s.io/json"
 
 	"github.com/podadmission/podadmission/pkg/plugin"
 )

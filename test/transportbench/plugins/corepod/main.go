@@ -16,7 +16,7 @@ limitations under the License.
 
 // Command corepod is sdkexec's policy decided on k8s.io/api/core/v1's Pod,
 // which it gets from the SDK's package corepod: what an Exec plugin that
-// hands pods to Kubernetes libraries pays for them (the decode
+// hands pods to Kubernetes libraries pays for them (the conversion
 // pod-security-plugin runs), next to sdkexec, which reads the SDK's own
 // Pod.
 package main
