@@ -179,7 +179,7 @@ bench-transports: ## One admission through Exec and GRPC plugins next to a no-pl
 	build/bench-transports.sh | build/bench-section.sh transports
 
 .PHONY: bench-instructions
-bench-instructions: ## Instructions, package inits, packages and size of one Exec plugin call: stdlib-only, SDK, SDK linking k8s.io/api, SDK with corepod (callgrind).
+bench-instructions: ## Instructions, package inits, packages and size of one Exec plugin call: stdlib-only, SDK, SDK linking k8s.io/api, SDK with corepod, pod-security-plugin (callgrind).
 	build/bench-instructions.sh | build/bench-section.sh instructions
 
 .PHONY: bench-reload
