@@ -39,6 +39,7 @@ import (
 	"github.com/podadmission/podadmission/pkg/plugin"
 	"github.com/podadmission/podadmission/pkg/plugin/corepod"
 	sdk "github.com/podadmission/podadmission/pkg/plugin/corev1"
+	"github.com/podadmission/podadmission/pkg/plugin/internal/randpod"
 )
 
 // The conversion is checked against what it replaces: decoding the pod's
@@ -46,36 +47,6 @@ import (
 // UnmarshalStrict, the kubelet's decoding. A conversion that dropped or
 // mangled a field (securityContext.privileged, say) would let a security
 // plugin judge a pod the kubelet does not run.
-
-// filler fills k8s.io/api objects at random, leaving pointers, lists and
-// maps nil at nilChance and giving them at least minElements elements
-// otherwise, with values of apimachinery's types as an API server holds
-// them (as pkg/plugin/corev1's fidelity test does).
-func filler(seed int64, nilChance float64, minElements int) *randfill.Filler {
-	return randfill.NewWithSeed(seed).NilChance(nilChance).NumElements(minElements, 2).Funcs(
-		func(q *resource.Quantity, c randfill.Continue) {
-			formats := []resource.Format{resource.DecimalSI, resource.BinarySI, resource.DecimalExponent}
-			random := resource.NewScaledQuantity(c.Int63n(1<<40)-1<<39, resource.Scale(c.Intn(25)-9))
-			random.Format = formats[c.Intn(len(formats))]
-			*q = resource.MustParse(random.String())
-		},
-		func(t *metav1.Time, c randfill.Continue) {
-			if c.Intn(5) > 0 {
-				*t = metav1.Unix(c.Int63n(1<<33), c.Int63n(1e9))
-			}
-		},
-		func(v *intstr.IntOrString, c randfill.Continue) {
-			if c.Bool() {
-				*v = intstr.FromInt32(c.Int31() - 1<<30)
-			} else {
-				*v = intstr.FromString(c.String(10))
-			}
-		},
-		func(f *metav1.FieldsV1, c randfill.Continue) {
-			f.Raw = fmt.Appendf(nil, `{"f:metadata":{"f:labels":{"f:%d":{}}}}`, c.Intn(100))
-		},
-	)
-}
 
 // decodeBoth decodes a pod's JSON as the kubelet does and as the SDK does.
 func decodeBoth(t *testing.T, data []byte) (*corev1.Pod, *sdk.Pod) {
@@ -113,7 +84,7 @@ func randomPodJSON(t *testing.T, f *randfill.Filler) []byte {
 // pod's JSON into the pod the kubelet's decoding of it gives.
 func TestConversionIsTheDecodedPod(t *testing.T) {
 	for seed := range int64(300) {
-		want, lean := decodeBoth(t, randomPodJSON(t, filler(seed, 0.3, 0)))
+		want, lean := decodeBoth(t, randomPodJSON(t, randpod.Filler(seed, 0.3, 0)))
 		req := &plugin.Request{Pod: lean, OldPod: lean}
 
 		got, err := corepod.Pod(req)
@@ -162,7 +133,7 @@ func TestConversionOfEdgeCases(t *testing.T) {
 func TestConversionSetsEveryField(t *testing.T) {
 	set := map[string]bool{}
 	for seed := range int64(20) {
-		want, lean := decodeBoth(t, randomPodJSON(t, filler(seed, 0, 1)))
+		want, lean := decodeBoth(t, randomPodJSON(t, randpod.Filler(seed, 0, 1)))
 		got, err := corepod.Pod(&plugin.Request{Pod: lean})
 		require.NoError(t, err)
 		requireSamePod(t, want, got, "seed %d", seed)
@@ -257,7 +228,7 @@ func setLeaves(v reflect.Value, path string, set map[string]bool) {
 // or map of the SDK's Pod, so a plugin that changes it changes nothing
 // of the request.
 func TestConversionSharesNoMemory(t *testing.T) {
-	_, lean := decodeBoth(t, randomPodJSON(t, filler(1, 0, 1)))
+	_, lean := decodeBoth(t, randomPodJSON(t, randpod.Filler(1, 0, 1)))
 	got, err := corepod.Pod(&plugin.Request{Pod: lean})
 	require.NoError(t, err)
 

@@ -30,39 +30,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	sigsjson "sigs.k8s.io/json"
-	"sigs.k8s.io/randfill"
 
 	lean "github.com/podadmission/podadmission/pkg/plugin/corev1"
+	"github.com/podadmission/podadmission/pkg/plugin/internal/randpod"
 )
-
-// filler fills k8s.io/api objects at random, with values of the
-// apimachinery types that are valid (as an API server would have them).
-func filler(seed int64) *randfill.Filler {
-	return randfill.NewWithSeed(seed).NilChance(0.3).NumElements(0, 2).Funcs(
-		func(q *resource.Quantity, c randfill.Continue) {
-			formats := []resource.Format{resource.DecimalSI, resource.BinarySI, resource.DecimalExponent}
-			random := resource.NewScaledQuantity(c.Int63n(1<<40)-1<<39, resource.Scale(c.Intn(25)-9))
-			random.Format = formats[c.Intn(len(formats))]
-			// As an API server holds it: parsed from JSON.
-			*q = resource.MustParse(random.String())
-		},
-		func(t *metav1.Time, c randfill.Continue) {
-			if c.Intn(5) > 0 {
-				*t = metav1.Unix(c.Int63n(1<<33), c.Int63n(1e9))
-			}
-		},
-		func(v *intstr.IntOrString, c randfill.Continue) {
-			if c.Bool() {
-				*v = intstr.FromInt32(c.Int31() - 1<<30)
-			} else {
-				*v = intstr.FromString(c.String(10))
-			}
-		},
-		func(f *metav1.FieldsV1, c randfill.Continue) {
-			f.Raw = []byte(fmt.Sprintf(`{"f:metadata":{"f:labels":{"f:%d":{}}}}`, c.Intn(100)))
-		},
-	)
-}
 
 // TestDecodingGivesTheSameJSON: a pod as the kubelet writes it into a
 // request (encoding/json, v1alpha1.EncodeRequest) decodes into the lean
@@ -75,7 +46,7 @@ func TestDecodingGivesTheSameJSON(t *testing.T) {
 	for seed := range int64(300) {
 		var pod corev1.Pod
 		var info corev1.NodeSystemInfo
-		f := filler(seed)
+		f := randpod.Filler(seed, 0.3, 0)
 		f.Fill(&pod)
 		f.Fill(&info)
 		for name, tc := range map[string]struct {
