@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	apptesting "github.com/podadmission/podadmission/cmd/pod-security-plugin/app/testing"
 	"github.com/podadmission/podadmission/pkg/apis/config/scheme"
 )
 
@@ -40,7 +41,7 @@ func TestExampleConfiguration(t *testing.T) {
 	assert.Equal(t, "pod-security-plugin", example.Name, "the executable's name in the bin dir")
 
 	p := execPlugin(t, example.Args...)
-	resp, err := p.Admit(context.Background(), admitRequest(hostNetworkPod("team-a")))
+	resp, err := p.Admit(context.Background(), admitRequest(apptesting.HostNetworkPod("team-a")))
 	require.NoError(t, err)
 	assert.Equal(t, "PodSecurity", resp.Reason)
 	assert.Equal(t, `violates PodSecurity "baseline:latest": host namespaces (hostNetwork=true)`, resp.Message)

@@ -26,6 +26,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/podadmission/podadmission/cmd/pod-security-plugin/app"
 	"github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1/protocol"
 	"github.com/podadmission/podadmission/pkg/plugin"
 )
@@ -35,9 +36,9 @@ const hostNetworkRequest = `{"apiVersion":"podadmission.kubelet.k8s.io/v1alpha1"
 	`"node":{"name":"node-1"},"static":false,"attempt":1}`
 
 func TestHandleExecAnswersTheRequest(t *testing.T) {
-	p := mustPolicy(t, options{level: "baseline", version: "latest"})
+	p := baselinePolicy(t)
 	var out bytes.Buffer
-	require.NoError(t, plugin.HandleExec(context.Background(), p.handle, strings.NewReader(hostNetworkRequest), &out))
+	require.NoError(t, plugin.HandleExec(context.Background(), p.Handle, strings.NewReader(hostNetworkRequest), &out))
 	var resp map[string]any
 	require.NoError(t, json.Unmarshal(out.Bytes(), &resp))
 	assert.Equal(t, map[string]any{
@@ -51,7 +52,7 @@ func TestHandleExecAnswersTheRequest(t *testing.T) {
 }
 
 func TestHandleExecInvalidRequests(t *testing.T) {
-	p := mustPolicy(t, options{level: "baseline", version: "latest"})
+	p := baselinePolicy(t)
 	for name, tc := range map[string]struct{ request, want string }{
 		"empty":         {"", "invalid request: empty, want a PodAdmissionRequest JSON object"},
 		"garbage":       {"hello", "invalid request: not JSON"},
@@ -60,10 +61,17 @@ func TestHandleExecInvalidRequests(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			var out bytes.Buffer
-			err := plugin.HandleExec(context.Background(), p.handle, strings.NewReader(tc.request), &out)
+			err := plugin.HandleExec(context.Background(), p.Handle, strings.NewReader(tc.request), &out)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
 			assert.Empty(t, out.String())
 		})
 	}
+}
+
+func baselinePolicy(t *testing.T) *app.Policy {
+	t.Helper()
+	p, err := app.NewPolicy(&app.Options{Level: "baseline", Version: "latest"})
+	require.NoError(t, err)
+	return p
 }

@@ -26,28 +26,29 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/podadmission/podadmission/cmd/pod-security-plugin/app"
 	"github.com/podadmission/podadmission/pkg/plugin"
 )
 
 func main() {
-	o := &options{}
+	o := &app.Options{}
 	fs := pflag.NewFlagSet("pod-security-plugin", pflag.ContinueOnError)
-	o.addFlags(fs)
+	o.AddFlags(fs)
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		fail(err)
 	}
 	if fs.NArg() > 0 {
 		fail(fmt.Errorf("unexpected argument %q; flags are %s", fs.Arg(0), flagNames(fs)))
 	}
-	p, err := newPodSecurityPolicy(o)
+	p, err := app.NewPolicy(o)
 	if err != nil {
 		fail(err)
 	}
 	// The SDK's core, without its GRPC server (package grpcplugin): this
 	// process starts for every pod, and pays for every package it links.
 	// The evaluator needs k8s.io/api/core/v1's Pod (package corepod), which
-	// it pays for (docs/plugins.md).
-	plugin.RunExec(p.handle)
+	// it pays for (docs/plugins.md); pod-security-plugin-grpc pays once.
+	plugin.RunExec(p.Handle)
 }
 
 func flagNames(fs *pflag.FlagSet) string {

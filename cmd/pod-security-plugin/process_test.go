@@ -30,6 +30,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 
+	apptesting "github.com/podadmission/podadmission/cmd/pod-security-plugin/app/testing"
 	configv1alpha1 "github.com/podadmission/podadmission/pkg/apis/config/v1alpha1"
 	podadmissionv1alpha1 "github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1"
 	"github.com/podadmission/podadmission/pkg/kubelet/podadmission/exectransport"
@@ -92,7 +93,7 @@ func execPlugin(t *testing.T, args ...string) *exectransport.Plugin {
 }
 
 func admitRequest(pod *corev1.Pod) *podadmissionv1alpha1.PodAdmissionRequest {
-	req := kubeletRequest(pod, false)
+	req := apptesting.KubeletRequest(pod, false)
 	req.UID = "call-1"
 	return req
 }
@@ -100,13 +101,13 @@ func admitRequest(pod *corev1.Pod) *podadmissionv1alpha1.PodAdmissionRequest {
 func TestBinaryThroughTheExecTransport(t *testing.T) {
 	p := execPlugin(t, "--level=baseline", "--exempt-namespaces=kube-system")
 
-	resp, err := p.Admit(context.Background(), admitRequest(hostNetworkPod("team-a")))
+	resp, err := p.Admit(context.Background(), admitRequest(apptesting.HostNetworkPod("team-a")))
 	require.NoError(t, err)
 	assert.False(t, resp.Allowed)
 	assert.Equal(t, "PodSecurity", resp.Reason)
 	assert.Equal(t, `violates PodSecurity "baseline:latest": host namespaces (hostNetwork=true)`, resp.Message)
 
-	resp, err = p.Admit(context.Background(), admitRequest(hostNetworkPod("kube-system")))
+	resp, err = p.Admit(context.Background(), admitRequest(apptesting.HostNetworkPod("kube-system")))
 	require.NoError(t, err)
 	assert.True(t, resp.Allowed)
 }
@@ -123,7 +124,7 @@ func TestBinaryFlagErrorsReachTheKubeletLog(t *testing.T) {
 		"stray arg":    {[]string{"baseline"}, `"pod-security-plugin: unexpected argument \"baseline\"; flags are --exempt-namespaces, --exempt-runtime-classes, --exempt-static-pods, --level, --version"`},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := execPlugin(t, tc.args...).Admit(context.Background(), admitRequest(hostNetworkPod("team-a")))
+			_, err := execPlugin(t, tc.args...).Admit(context.Background(), admitRequest(apptesting.HostNetworkPod("team-a")))
 			require.EqualError(t, err, `exited with code 1`)
 			assert.Equal(t, tc.want, transport.Stderr(err))
 		})
@@ -135,7 +136,7 @@ func TestBinaryFlagErrorsReachTheKubeletLog(t *testing.T) {
 // loosely; the figures are in the test log (go test -v).
 func TestBinaryLatency(t *testing.T) {
 	p := execPlugin(t, "--level=restricted")
-	req := admitRequest(hostNetworkPod("team-a"))
+	req := admitRequest(apptesting.HostNetworkPod("team-a"))
 	// The first call pays for the page cache.
 	_, err := p.Admit(context.Background(), req)
 	require.NoError(t, err)

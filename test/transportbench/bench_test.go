@@ -91,7 +91,10 @@ func buildPlugins() (string, error) {
 			return "", err
 		}
 	}
-	packages := map[string]string{"pod-security-plugin": "../../cmd/pod-security-plugin"}
+	packages := map[string]string{
+		"pod-security-plugin":      "../../cmd/pod-security-plugin",
+		"pod-security-plugin-grpc": "../../cmd/pod-security-plugin-grpc",
+	}
 	for _, name := range []string{"minimal", "sdkexec", "apilinked", "corepod", "sdkgrpc", "echo"} {
 		packages[name] = "./plugins/" + name
 	}
@@ -234,7 +237,7 @@ func bareExecPath(b *testing.B) *path {
 // JSON to an echo server (another process) on a unix socket and gets it
 // back.
 func bareGRPCPath(b *testing.B) *path {
-	socket := startDaemon(b, "echo")
+	socket := startDaemon(b, "echo", socketArg)
 	conn, err := grpc.NewClient("unix://"+socket, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		b.Fatal(err)
@@ -280,18 +283,31 @@ func BenchmarkAdmitExec(b *testing.B) {
 
 // BenchmarkAdmitGRPC: the plugin a daemon on a unix socket. GRPCSDK is
 // sdkgrpc, written with the SDK, through the manager and its GRPC
-// transport; BareGRPC the echo call.
+// transport; GRPCPodSecurity the shipped pod-security-plugin's policy as
+// the daemon pod-security-plugin-grpc at the baseline level, the same way
+// (ExecPodSecurity's policy without a process per call); BareGRPC the echo
+// call.
 func BenchmarkAdmitGRPC(b *testing.B) {
-	socket := startDaemon(b, "sdkgrpc")
+	sdkSocket := startDaemon(b, "sdkgrpc", socketArg)
+	podSecuritySocket := startDaemon(b, "pod-security-plugin-grpc", func(socket string) []string {
+		return []string{"--socket=" + socket, "--level=baseline"}
+	})
 	benchPaths(b,
 		bareGRPCPath(b),
-		managerPath(b, "GRPCSDK", "- name: sdkgrpc\n  type: GRPC\n  endpoint: unix://"+socket+"\n"),
+		managerPath(b, "GRPCSDK", "- name: sdkgrpc\n  type: GRPC\n  endpoint: unix://"+sdkSocket+"\n"),
+		managerPath(b, "GRPCPodSecurity", "- name: pod-security-plugin-grpc\n  type: GRPC\n  endpoint: unix://"+podSecuritySocket+"\n"),
 	)
 }
 
-// startDaemon runs the daemon binDir/name on a new socket until the
-// benchmark ends and returns the socket.
-func startDaemon(b *testing.B, name string) string {
+// socketArg is the command line of the test plugins' daemons: the socket.
+func socketArg(socket string) []string { return []string{socket} }
+
+// startDaemon runs the daemon binDir/name with the arguments args gives for
+// a new socket until the benchmark ends and returns the socket. Its stderr
+// is shown only if the benchmark fails: go test prints a benchmark's name
+// before running it, and a line logged meanwhile would split its result
+// line.
+func startDaemon(b *testing.B, name string, args func(socket string) []string) string {
 	dir, err := os.MkdirTemp(filepath.Dir(binDir), "run")
 	if err != nil {
 		b.Fatal(err)
@@ -300,14 +316,18 @@ func startDaemon(b *testing.B, name string) string {
 		b.Fatal(err)
 	}
 	socket := filepath.Join(dir, name+".sock")
-	daemon := exec.Command(filepath.Join(binDir, name), socket)
-	daemon.Stderr = os.Stderr
+	daemon := exec.Command(filepath.Join(binDir, name), args(socket)...)
+	var stderr bytes.Buffer
+	daemon.Stderr = &stderr
 	if err := daemon.Start(); err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() {
 		_ = daemon.Process.Kill()
 		_ = daemon.Wait()
+		if b.Failed() {
+			b.Logf("%s's stderr:\n%s", name, &stderr)
+		}
 		os.RemoveAll(dir)
 	})
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {

@@ -43,6 +43,9 @@ limitations under the License.
 //   - GRPCSDK: SoftAdmit of a new pod through a Manager whose one plugin is
 //     the daemon plugins/sdkgrpc (another process), written with the SDK
 //     (pkg/plugin/grpcplugin), called by the GRPC transport.
+//   - GRPCPodSecurity: the same with cmd/pod-security-plugin-grpc at the
+//     baseline level: pod-security-plugin's policy (ExecPodSecurity's)
+//     without a process per call.
 //
 // Each benchmark reports, per path, <path>-p50-µs, -p99-µs, -max-µs,
 // -mean-µs, and <path>-allocs, the allocations of one call in this process

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package app
 
 import (
 	"fmt"
@@ -27,41 +27,32 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	apptesting "github.com/podadmission/podadmission/cmd/pod-security-plugin/app/testing"
 	"github.com/podadmission/podadmission/pkg/apis/podadmission/v1alpha1/protocol"
 	"github.com/podadmission/podadmission/pkg/plugin"
 )
 
-func hostNetworkPod(namespace string) *corev1.Pod {
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: namespace},
-		Spec: corev1.PodSpec{
-			HostNetwork: true,
-			Containers:  []corev1.Container{{Name: "web", Image: "registry.example/web:1"}},
-		},
-	}
-}
-
-func mustPolicy(t *testing.T, o options) *podSecurityPolicy {
+func mustPolicy(t *testing.T, o Options) *Policy {
 	t.Helper()
-	p, err := newPodSecurityPolicy(&o)
+	p, err := NewPolicy(&o)
 	require.NoError(t, err)
 	return p
 }
 
 func TestRejectsLikeTheAPIServer(t *testing.T) {
-	p := mustPolicy(t, options{level: "baseline", version: "latest"})
-	resp := decide(t, p, request(t, hostNetworkPod("team-a"), false))
+	p := mustPolicy(t, Options{Level: "baseline", Version: "latest"})
+	resp := decide(t, p, apptesting.Request(t, apptesting.HostNetworkPod("team-a"), false))
 	assert.Equal(t, &plugin.Response{
 		Reason:  "PodSecurity",
 		Message: `violates PodSecurity "baseline:latest": host namespaces (hostNetwork=true)`,
 	}, resp)
 
-	pod := hostNetworkPod("team-a")
+	pod := apptesting.HostNetworkPod("team-a")
 	pod.Spec.HostPID = true
 	pod.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: ptr.To(true)}
 	pod.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 80, HostPort: 8080}}
-	p = mustPolicy(t, options{level: "restricted", version: "v1.37"})
-	resp = decide(t, p, request(t, pod, false))
+	p = mustPolicy(t, Options{Level: "restricted", Version: "v1.37"})
+	resp = decide(t, p, apptesting.Request(t, pod, false))
 	assert.Equal(t, `violates PodSecurity "restricted:v1.37": host namespaces (hostNetwork=true, hostPID=true), hostPort (container "web" uses hostPort 8080), privileged (container "web" must not set securityContext.privileged=true), `+
 		`allowPrivilegeEscalation != false (container "web" must set securityContext.allowPrivilegeEscalation=false), unrestricted capabilities (container "web" must set securityContext.capabilities.drop=["ALL"]), `+
 		`runAsNonRoot != true (pod or container "web" must set securityContext.runAsNonRoot=true), seccompProfile (pod or container "web" must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost")`, resp.Message)
@@ -79,7 +70,7 @@ func TestAdmitsCompliantPods(t *testing.T) {
 		},
 	}
 	for _, level := range []string{"baseline", "restricted"} {
-		resp := decide(t, mustPolicy(t, options{level: level, version: "latest"}), request(t, pod, false))
+		resp := decide(t, mustPolicy(t, Options{Level: level, Version: "latest"}), apptesting.Request(t, pod, false))
 		assert.True(t, resp.Allowed, level)
 		assert.Empty(t, resp.Reason)
 	}
@@ -87,32 +78,32 @@ func TestAdmitsCompliantPods(t *testing.T) {
 
 func TestPinnedVersion(t *testing.T) {
 	// Restricted requires dropping ALL capabilities since v1.22.
-	pod := hostNetworkPod("team-a")
+	pod := apptesting.HostNetworkPod("team-a")
 	pod.Spec.HostNetwork = false
 	pod.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}}
 	pod.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{AllowPrivilegeEscalation: ptr.To(false)}
-	assert.True(t, decide(t, mustPolicy(t, options{level: "restricted", version: "v1.21"}), request(t, pod, false)).Allowed)
-	resp := decide(t, mustPolicy(t, options{level: "restricted", version: "v1.22"}), request(t, pod, false))
+	assert.True(t, decide(t, mustPolicy(t, Options{Level: "restricted", Version: "v1.21"}), apptesting.Request(t, pod, false)).Allowed)
+	resp := decide(t, mustPolicy(t, Options{Level: "restricted", Version: "v1.22"}), apptesting.Request(t, pod, false))
 	assert.Equal(t, `violates PodSecurity "restricted:v1.22": unrestricted capabilities (container "web" must set securityContext.capabilities.drop=["ALL"])`, resp.Message)
 }
 
 func TestExemptions(t *testing.T) {
-	p := mustPolicy(t, options{
-		level: "baseline", version: "latest",
-		exemptNamespaces:     []string{"kube-system", "monitoring"},
-		exemptRuntimeClasses: []string{"kata"},
-		exemptStaticPods:     true,
+	p := mustPolicy(t, Options{
+		Level: "baseline", Version: "latest",
+		ExemptNamespaces:     []string{"kube-system", "monitoring"},
+		ExemptRuntimeClasses: []string{"kata"},
+		ExemptStaticPods:     true,
 	})
 	for name, tc := range map[string]struct {
 		req         *plugin.Request
 		wantAllowed bool
 	}{
-		"exempt namespace":         {request(t, hostNetworkPod("kube-system"), false), true},
-		"other exempt namespace":   {request(t, hostNetworkPod("monitoring"), false), true},
-		"namespace not exempt":     {request(t, hostNetworkPod("team-a"), false), false},
-		"static pod":               {request(t, hostNetworkPod("team-a"), true), true},
-		"exempt runtime class":     {request(t, withRuntimeClass(hostNetworkPod("team-a"), "kata"), false), true},
-		"runtime class not exempt": {request(t, withRuntimeClass(hostNetworkPod("team-a"), "runc"), false), false},
+		"exempt namespace":         {apptesting.Request(t, apptesting.HostNetworkPod("kube-system"), false), true},
+		"other exempt namespace":   {apptesting.Request(t, apptesting.HostNetworkPod("monitoring"), false), true},
+		"namespace not exempt":     {apptesting.Request(t, apptesting.HostNetworkPod("team-a"), false), false},
+		"static pod":               {apptesting.Request(t, apptesting.HostNetworkPod("team-a"), true), true},
+		"exempt runtime class":     {apptesting.Request(t, withRuntimeClass(apptesting.HostNetworkPod("team-a"), "kata"), false), true},
+		"runtime class not exempt": {apptesting.Request(t, withRuntimeClass(apptesting.HostNetworkPod("team-a"), "runc"), false), false},
 	} {
 		t.Run(name, func(t *testing.T) {
 			assert.Equal(t, tc.wantAllowed, decide(t, p, tc.req).Allowed)
@@ -120,8 +111,8 @@ func TestExemptions(t *testing.T) {
 	}
 
 	// Without the flag, static pods are checked like any other.
-	p = mustPolicy(t, options{level: "baseline", version: "latest"})
-	assert.False(t, decide(t, p, request(t, hostNetworkPod("kube-system"), true)).Allowed)
+	p = mustPolicy(t, Options{Level: "baseline", Version: "latest"})
+	assert.False(t, decide(t, p, apptesting.Request(t, apptesting.HostNetworkPod("kube-system"), true)).Allowed)
 }
 
 func withRuntimeClass(pod *corev1.Pod, name string) *corev1.Pod {
@@ -130,7 +121,7 @@ func withRuntimeClass(pod *corev1.Pod, name string) *corev1.Pod {
 }
 
 func TestLongMessagesAreCutToTheProtocolLimit(t *testing.T) {
-	pod := hostNetworkPod("team-a")
+	pod := apptesting.HostNetworkPod("team-a")
 	pod.Spec.Containers = nil
 	for i := range 60 {
 		pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{
@@ -139,31 +130,9 @@ func TestLongMessagesAreCutToTheProtocolLimit(t *testing.T) {
 			SecurityContext: &corev1.SecurityContext{Privileged: ptr.To(true)},
 		})
 	}
-	resp := decide(t, mustPolicy(t, options{level: "baseline", version: "latest"}), request(t, pod, false))
+	resp := decide(t, mustPolicy(t, Options{Level: "baseline", Version: "latest"}), apptesting.Request(t, pod, false))
 	assert.Len(t, resp.Message, protocol.MaxMessageLength)
 	assert.True(t, strings.HasPrefix(resp.Message, `violates PodSecurity "baseline:latest": host namespaces (hostNetwork=true), privileged (containers "container-with-a-long-name-00", `), resp.Message)
 	assert.True(t, strings.HasSuffix(resp.Message, " (...)"), resp.Message)
 	assert.NoError(t, resp.Validate(), "the kubelet accepts the response")
-}
-
-func TestOptionErrorsNameTheFlag(t *testing.T) {
-	for name, tc := range map[string]struct {
-		o    options
-		want string
-	}{
-		"level":      {options{level: "strict", version: "latest"}, `--level "strict": must be baseline or restricted`},
-		"privileged": {options{level: "privileged", version: "latest"}, `--level "privileged": must be baseline or restricted (privileged admits every pod: remove the plugin instead)`},
-		"version":    {options{level: "baseline", version: "1.37"}, `--version "1.37": must be "latest" or "v1.x"`},
-		"namespace":  {options{level: "baseline", version: "latest", exemptNamespaces: []string{"Kube_System"}}, `--exempt-namespaces: "Kube_System" is not a namespace name: a lowercase RFC 1123 label`},
-		"runtime class": {options{level: "baseline", version: "latest", exemptRuntimeClasses: []string{"not valid"}},
-			`--exempt-runtime-classes: "not valid" is not a runtime class name: a lowercase RFC 1123 subdomain`},
-		"several": {options{level: "", version: "next"}, `--level "": must be baseline or restricted; --version "next": must be "latest" or "v1.x"`},
-	} {
-		t.Run(name, func(t *testing.T) {
-			_, err := newPodSecurityPolicy(&tc.o)
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tc.want)
-			assert.NotContains(t, err.Error(), "\n")
-		})
-	}
 }

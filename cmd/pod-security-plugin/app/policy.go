@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package app
 
 import (
 	"context"
@@ -34,10 +34,11 @@ import (
 // apiserver's admission plugin is named.
 const ReasonPodSecurity = "PodSecurity"
 
-// podSecurityPolicy enforces one Pod Security Standards level and version
-// on the pods of a node, with the evaluator of the apiserver's PodSecurity
-// admission, and the same kinds of exemptions.
-type podSecurityPolicy struct {
+// Policy enforces one Pod Security Standards level and version on the pods
+// of a node, with the evaluator of the apiserver's PodSecurity admission,
+// and the same kinds of exemptions. It is safe for concurrent use: the GRPC
+// daemon decides on many pods at once.
+type Policy struct {
 	enforce   psaapi.LevelVersion
 	evaluator policy.Evaluator
 
@@ -46,7 +47,8 @@ type podSecurityPolicy struct {
 	exemptStaticPods     bool
 }
 
-func newPodSecurityPolicy(o *options) (*podSecurityPolicy, error) {
+// NewPolicy returns the policy o describes, or the errors of its flags.
+func NewPolicy(o *Options) (*Policy, error) {
 	enforce, err := o.levelVersion()
 	if err != nil {
 		return nil, err
@@ -55,19 +57,20 @@ func newPodSecurityPolicy(o *options) (*podSecurityPolicy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot set up the Pod Security Standards checks: %w", err)
 	}
-	return &podSecurityPolicy{
+	return &Policy{
 		enforce:              enforce,
 		evaluator:            evaluator,
-		exemptNamespaces:     sets.New(o.exemptNamespaces...),
-		exemptRuntimeClasses: sets.New(o.exemptRuntimeClasses...),
-		exemptStaticPods:     o.exemptStaticPods,
+		exemptNamespaces:     sets.New(o.ExemptNamespaces...),
+		exemptRuntimeClasses: sets.New(o.ExemptRuntimeClasses...),
+		exemptStaticPods:     o.ExemptStaticPods,
 	}, nil
 }
 
-// handle is the plugin's Handler. The exemptions read the SDK's Pod; only a
-// pod they do not exempt is converted into k8s.io/api/core/v1's Pod, which
-// the evaluator takes.
-func (p *podSecurityPolicy) handle(_ context.Context, req *plugin.Request) (*plugin.Response, error) {
+// Handle is the plugin's Handler, for either transport: the request is the
+// same, static pods included. The exemptions read the SDK's Pod; only a pod
+// they do not exempt is converted into k8s.io/api/core/v1's Pod, which the
+// evaluator takes.
+func (p *Policy) Handle(_ context.Context, req *plugin.Request) (*plugin.Response, error) {
 	if p.exempt(req) {
 		return plugin.Allow(), nil
 	}
@@ -79,7 +82,7 @@ func (p *podSecurityPolicy) handle(_ context.Context, req *plugin.Request) (*plu
 }
 
 // exempt says whether the exemptions admit req's pod without checks.
-func (p *podSecurityPolicy) exempt(req *plugin.Request) bool {
+func (p *Policy) exempt(req *plugin.Request) bool {
 	pod := req.Pod
 	return p.exemptNamespaces.Has(pod.Namespace) ||
 		req.Static && p.exemptStaticPods ||
@@ -87,7 +90,7 @@ func (p *podSecurityPolicy) exempt(req *plugin.Request) bool {
 }
 
 // admit evaluates pod against the enforced level and version.
-func (p *podSecurityPolicy) admit(pod *corev1.Pod) *plugin.Response {
+func (p *Policy) admit(pod *corev1.Pod) *plugin.Response {
 	result := policy.AggregateCheckResults(p.evaluator.EvaluatePod(p.enforce, &pod.ObjectMeta, &pod.Spec))
 	if result.Allowed {
 		return plugin.Allow()
