@@ -60,18 +60,23 @@ func waitBlocked(t *testing.T, ctx context.Context, namespace, name, reason stri
 
 // assertSoftBlocked checks everything the admission contract promises
 // about a pod a plugin holds: Pending with the plugin's reason, a message
-// that names the plugin, containers Waiting with reason Blocked, an event
-// on the pod, and no sandbox (nor container, nor image pull) in the
-// runtime.
+// that names the plugin, containers Waiting with the reason of any pod that
+// has not started (upstream's conformance tests of init containers require
+// it), an event on the pod, and no sandbox (nor container, nor image pull)
+// in the runtime.
 func assertSoftBlocked(t *testing.T, ctx context.Context, pod *corev1.Pod, plugin, reason string) {
 	t.Helper()
 	assert.Equal(t, corev1.PodPending, pod.Status.Phase, "phase of %s", pod.Name)
 	assert.Equal(t, reason, pod.Status.Reason, "status.reason of %s", pod.Name)
 	assert.Contains(t, pod.Status.Message, `"`+plugin+`"`, "status.message of %s should name the plugin", pod.Name)
 	require.NotEmpty(t, pod.Status.ContainerStatuses, "container statuses of %s", pod.Name)
-	for _, cs := range pod.Status.ContainerStatuses {
+	waitingReason := "ContainerCreating"
+	if len(pod.Spec.InitContainers) > 0 {
+		waitingReason = "PodInitializing"
+	}
+	for _, cs := range append(pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses...) {
 		if assert.NotNil(t, cs.State.Waiting, "container %s of %s should be Waiting", cs.Name, pod.Name) {
-			assert.Equal(t, "Blocked", cs.State.Waiting.Reason, "waiting reason of container %s of %s", cs.Name, pod.Name)
+			assert.Equal(t, waitingReason, cs.State.Waiting.Reason, "waiting reason of container %s of %s", cs.Name, pod.Name)
 		}
 	}
 	assertEventFor(t, ctx, pod, reason, plugin)

@@ -103,7 +103,7 @@ func TestSmokeKubeletVersion(t *testing.T) {
 }
 
 // TestSmokeHoldAndRelease: the plugin holds the only pod of a 1-replica
-// ReplicaSet (Pending, reason and message, Blocked containers, an event,
+// ReplicaSet (Pending, reason and message, waiting containers, an event,
 // nothing in the runtime) and the ReplicaSet creates no other pod; when
 // the plugin admits, the same pod runs.
 func TestSmokeHoldAndRelease(t *testing.T) {
