@@ -20,6 +20,7 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"text/template"
 	"time"
 )
@@ -40,6 +41,23 @@ type Settings struct {
 	// NRI configures containerd 2.x's NRI, which is on as in containerd's
 	// defaults.
 	NRI NRISettings
+	// ExtraRuntimeHandlers are CRI runtime handler names, besides runc
+	// (the default), that run runc exactly as runc does (the same shim,
+	// runc and options): a RuntimeClass can name them. Upstream's node e2e
+	// jobs configure containerd with one, test-handler, which the suite's
+	// RuntimeClass tests name. Each must be a DNS label, as a
+	// RuntimeClass's handler is, and not runc.
+	ExtraRuntimeHandlers []string
+}
+
+// DefaultRuntimeHandler is the runtime handler of pods without a
+// RuntimeClass, containerd's default_runtime_name.
+const DefaultRuntimeHandler = "runc"
+
+// RuntimeHandlers are the CRI runtime handlers the configuration defines:
+// DefaultRuntimeHandler, then ExtraRuntimeHandlers.
+func (s Settings) RuntimeHandlers() []string {
+	return append([]string{DefaultRuntimeHandler}, s.ExtraRuntimeHandlers...)
 }
 
 // NRISettings are containerd 2.x's NRI plugin settings: a socket and
@@ -98,11 +116,13 @@ disabled_plugins = [
   [plugins."io.containerd.grpc.v1.cri".containerd]
     snapshotter = "overlayfs"
     default_runtime_name = "runc"
-    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+{{- range .RuntimeHandlers}}
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.{{.}}]
       runtime_type = "io.containerd.runc.v2"
-      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.{{.}}.options]
         SystemdCgroup = false
-        Root = "{{.RuncRoot}}"
+        Root = "{{$.RuncRoot}}"
+{{- end}}
   [plugins."io.containerd.grpc.v1.cri".registry]
     config_path = ""
 `))
@@ -142,13 +162,15 @@ disabled_plugins = [
     conf_dir = "{{.CNIConfDir}}"
   [plugins."io.containerd.cri.v1.runtime".containerd]
     default_runtime_name = "runc"
-    [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc]
+{{- range .RuntimeHandlers}}
+    [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.{{.}}]
       runtime_type = "io.containerd.runc.v2"
-      runtime_path = "{{.ShimPath}}"
-      [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc.options]
+      runtime_path = "{{$.ShimPath}}"
+      [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.{{.}}.options]
         SystemdCgroup = false
-        Root = "{{.RuncRoot}}"
-        BinaryName = "{{.RuncPath}}"
+        Root = "{{$.RuncRoot}}"
+        BinaryName = "{{$.RuncPath}}"
+{{- end}}
 
 [plugins."io.containerd.cri.v1.images"]
   snapshotter = "overlayfs"
@@ -193,6 +215,9 @@ func Render(version int, s Settings) ([]byte, error) {
 	if err := checkPaths(version, s); err != nil {
 		return nil, err
 	}
+	if err := checkRuntimeHandlers(version, s.ExtraRuntimeHandlers); err != nil {
+		return nil, err
+	}
 	var buf bytes.Buffer
 	if err := t.Execute(&buf, s); err != nil {
 		return nil, err
@@ -220,6 +245,29 @@ func checkPaths(version int, s Settings) error {
 	}
 	if s.SandboxImage == "" {
 		return fmt.Errorf("containerd configuration version %d: SandboxImage must be set", version)
+	}
+	return nil
+}
+
+// dnsLabel is a RFC 1123 label, what the API server accepts as a
+// RuntimeClass's handler; it is also a bare TOML key, so the name goes
+// into the runtime's table name as it is.
+var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+
+// checkRuntimeHandlers refuses a handler name no RuntimeClass can name,
+// runc (the default handler, defined already) and a name given twice:
+// containerd would refuse the configuration's duplicate table, or no pod
+// could use the runtime.
+func checkRuntimeHandlers(version int, handlers []string) error {
+	seen := map[string]bool{DefaultRuntimeHandler: true}
+	for _, h := range handlers {
+		if len(h) > 63 || !dnsLabel.MatchString(h) {
+			return fmt.Errorf("containerd configuration version %d: runtime handler %q is not a DNS label (lower-case letters, digits and '-', at most 63, starting and ending with a letter or digit), which a RuntimeClass's handler must be", version, h)
+		}
+		if seen[h] {
+			return fmt.Errorf("containerd configuration version %d: runtime handler %q is defined twice (%s is the default handler)", version, h, DefaultRuntimeHandler)
+		}
+		seen[h] = true
 	}
 	return nil
 }

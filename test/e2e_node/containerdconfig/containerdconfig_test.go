@@ -18,6 +18,7 @@ package containerdconfig
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -122,6 +123,91 @@ func TestRenderRefusesAMissingPathOrVersion(t *testing.T) {
 	s.SandboxImage = ""
 	_, err = Render(Version3, s)
 	assert.ErrorContains(t, err, "SandboxImage")
+}
+
+// runtimeTable is the text of the TOML table header, up to the next table
+// header, of a runtime handler's table (or its options').
+func runtimeTable(t *testing.T, text, header string) string {
+	t.Helper()
+	i := strings.Index(text, header+"\n")
+	require.GreaterOrEqual(t, i, 0, "no table %s in\n%s", header, text)
+	body := text[i+len(header)+1:]
+	if loc := tableHeader.FindStringIndex(body); loc != nil {
+		body = body[:loc[0]]
+	}
+	return strings.TrimSpace(body)
+}
+
+var tableHeader = regexp.MustCompile(`(?m)^\s*\[`)
+
+// An extra runtime handler (upstream's node e2e jobs define test-handler
+// for the suite's RuntimeClass tests) runs runc as the default handler
+// does, in both configuration versions.
+func TestRenderDefinesExtraRuntimeHandlersAsRunc(t *testing.T) {
+	for version, plugin := range map[int]string{
+		Version2: `plugins."io.containerd.grpc.v1.cri"`,
+		Version3: `plugins."io.containerd.cri.v1.runtime"`,
+	} {
+		s := settings()
+		s.ExtraRuntimeHandlers = []string{"test-handler", "other-1"}
+		config, err := Render(version, s)
+		require.NoError(t, err)
+		text := string(config)
+		assert.Contains(t, text, `default_runtime_name = "runc"`, "version %d", version)
+		want := map[string][]string{
+			"":         {`runtime_type = "io.containerd.runc.v2"`},
+			".options": {`SystemdCgroup = false`, `Root = "/run-state/runc"`},
+		}
+		if version == Version3 {
+			want[""] = append(want[""], `runtime_path = "/build/containerd-shim-runc-v2"`)
+			want[".options"] = append(want[".options"], `BinaryName = "/build/runc"`)
+		}
+		for _, h := range []string{"runc", "test-handler", "other-1"} {
+			for suffix, lines := range want {
+				header := "[" + plugin + ".containerd.runtimes." + h + suffix + "]"
+				table := runtimeTable(t, text, header)
+				for _, line := range lines {
+					assert.Contains(t, table, line, "version %d, %s", version, header)
+				}
+				// The handler's table and the default's are the same.
+				assert.Equal(t, runtimeTable(t, text, "["+plugin+".containerd.runtimes.runc"+suffix+"]"), table, "version %d, %s", version, header)
+			}
+		}
+		assert.Equal(t, 3, strings.Count(text, `runtime_type = "io.containerd.runc.v2"`), "version %d:\n%s", version, text)
+
+		// Without extra handlers runc is the only runtime.
+		config, err = Render(version, settings())
+		require.NoError(t, err)
+		assert.Equal(t, 1, strings.Count(string(config), "runtime_type = "), "version %d", version)
+		assert.NotContains(t, string(config), "test-handler", "version %d", version)
+	}
+}
+
+func TestRenderRefusesABadRuntimeHandler(t *testing.T) {
+	for name, tc := range map[string]struct {
+		handlers []string
+		want     string
+	}{
+		"upper case":   {[]string{"Test-Handler"}, `runtime handler "Test-Handler" is not a DNS label`},
+		"dot":          {[]string{"test.handler"}, `runtime handler "test.handler" is not a DNS label`},
+		"empty":        {[]string{"test-handler", ""}, `runtime handler "" is not a DNS label`},
+		"leading dash": {[]string{"-x"}, `runtime handler "-x" is not a DNS label`},
+		"too long":     {[]string{strings.Repeat("a", 64)}, "is not a DNS label"},
+		"toml quote":   {[]string{`a"]`}, "is not a DNS label"},
+		"runc":         {[]string{"runc"}, `runtime handler "runc" is defined twice (runc is the default handler)`},
+		"twice":        {[]string{"test-handler", "test-handler"}, `runtime handler "test-handler" is defined twice`},
+	} {
+		for _, version := range []int{Version2, Version3} {
+			s := settings()
+			s.ExtraRuntimeHandlers = tc.handlers
+			_, err := Render(version, s)
+			assert.ErrorContains(t, err, tc.want, "%s, version %d", name, version)
+		}
+	}
+	s := settings()
+	s.ExtraRuntimeHandlers = []string{strings.Repeat("a", 63)}
+	_, err := Render(Version3, s)
+	assert.NoError(t, err)
 }
 
 func TestCNI(t *testing.T) {

@@ -18,9 +18,13 @@ limitations under the License.
 // network of an upstream node e2e run (test/upstream-e2e/run.sh) with the
 // templates of the project's own node e2e harness
 // (test/e2e_node/containerdconfig), so that both run containerd the same
-// way, off every default host path.
+// way, with a root, state and CNI network of the run's own. The socket is
+// the caller's: run.sh puts it at containerd's default,
+// /run/containerd/containerd.sock, where the kubelet's cAdvisor looks for
+// containerd on a production node.
 //
 //	containerd-config -config FILE -root DIR -state DIR -socket PATH ... \
+//	  [-extra-runtime-handlers NAME,...] \
 //	  -cni-config FILE -cni-bridge NAME -cni-subnet CIDR ...
 package main
 
@@ -30,6 +34,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/podadmission/podadmission/test/e2e_node/containerdconfig"
@@ -64,6 +69,13 @@ func run(args []string) error {
 	fs.StringVar(&s.NRI.PluginConfigDir, "nri-plugin-config-dir", "", "NRI's plugin configuration directory (version 3)")
 	fs.DurationVar(&s.NRI.RegistrationTimeout, "nri-registration-timeout", 5*time.Second, "NRI's plugin registration timeout")
 	fs.DurationVar(&s.NRI.RequestTimeout, "nri-request-timeout", 2*time.Second, "NRI's plugin request timeout")
+	fs.Func("extra-runtime-handlers", "comma-separated CRI runtime handler names, besides runc, that run runc with runc's options (upstream's node e2e jobs define test-handler)", func(v string) error {
+		s.ExtraRuntimeHandlers = nil
+		if v != "" {
+			s.ExtraRuntimeHandlers = strings.Split(v, ",")
+		}
+		return nil
+	})
 	fs.StringVar(&n.Name, "cni-name", "", "the CNI network's name")
 	fs.StringVar(&n.Bridge, "cni-bridge", "", "the bridge's name")
 	fs.StringVar(&n.Subnet, "cni-subnet", "", "the pods' subnet")
