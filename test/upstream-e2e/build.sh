@@ -148,19 +148,30 @@ images_stamp() {
     echo "${path} $(git -C "${SRC_DIR}" rev-parse "HEAD:${path}")"
   done
   sha256sum "${REPO_ROOT}/test/upstream-e2e/build.sh" "${REPO_ROOT}"/build/image/*.go "${REPO_ROOT}"/build/image/go.sum "${OUT}/images/busybox-static/bin/busybox" \
+    "${OUT}/images/bash-static/bin/bash-static" \
     "${REPO_ROOT}/test/upstream-e2e/nmeter/nmeter.c" "${REPO_ROOT}"/test/upstream-e2e/cmd/curl/*.go
   upstream_go version
 }
 
+# fetch_deb PACKAGE FILE: Debian's PACKAGE, unpacked in images/PACKAGE,
+# unless its FILE is there already.
+fetch_deb() {
+  local package=$1 file=$2 work=${OUT}/images/work
+  [[ -x "${OUT}/images/${package}/${file}" ]] && return 0
+  log "fetching Debian's ${package}"
+  rm -rf "${work}" && mkdir -p "${work}"
+  (cd "${work}" && { apt-get download "${package}" >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get download "${package}"; }; })
+  rm -rf "${OUT}/images/${package}"
+  dpkg-deb -x "${work}/${package}"_*.deb "${OUT}/images/${package}"
+  [[ -x "${OUT}/images/${package}/${file}" ]] || die "Debian's ${package} has no ${file}"
+}
+
 build_images() {
   local work=${OUT}/images/work stamp
-  if [[ ! -x "${OUT}/images/busybox-static/bin/busybox" ]]; then
-    log "fetching Debian's busybox-static"
-    rm -rf "${work}" && mkdir -p "${work}"
-    (cd "${work}" && { apt-get download busybox-static >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get download busybox-static; }; })
-    rm -rf "${OUT}/images/busybox-static"
-    dpkg-deb -x "${work}"/busybox-static_*.deb "${OUT}/images/busybox-static"
-  fi
+  fetch_deb busybox-static bin/busybox
+  # bash, which agnhost's image has (its Dockerfile adds it with apk):
+  # upstream's probing tests run /bin/bash -c in agnhost.
+  fetch_deb bash-static bin/bash-static
   stamp=$(images_stamp)
   if [[ -e "${OUT}/images/stamp" && "$(cat "${OUT}/images/stamp")" == "${stamp}" ]]; then
     log "the suite's images are up to date ($(ls "${OUT}"/images/*.tar | wc -l) in ${OUT#"${REPO_ROOT}"/}/images)"
@@ -185,13 +196,18 @@ build_images() {
   busybox_rootfs "${work}/busybox"
   pack BusyBox "${work}/busybox" -cmd sh
 
-  # agnhost: its Dockerfile on a busybox base instead of alpine (no apk
-  # packages: dig, nc, iperf and coredns are missing; curl is the stand-in
-  # of cmd/curl, for the options the suite's tests pass).
+  # agnhost: its Dockerfile on a busybox base instead of alpine. Of its
+  # apk packages, bash is Debian's bash-static (5.2, at /bin/bash as
+  # alpine's bash is) and curl is the stand-in of cmd/curl, for the
+  # options the suite's tests pass. The others (bind-tools' dig,
+  # netcat-openbsd's nc, iproute2, iperf, util-linux-misc, socat) and
+  # coredns are missing; busybox has nc and ip applets of its own.
   local a=${work}/agnhost
   busybox_rootfs "${a}"
   cp "${bin}/agnhost" "${a}/agnhost"
   cp "${bin}/curl" "${a}/usr/bin/curl"
+  rm -f "${a}/bin/bash"
+  cp "${OUT}/images/bash-static/bin/bash-static" "${a}/bin/bash"
   ln -s agnhost "${a}/agnhost-2"
   mkdir -p "${a}/uploads"
   cp "${SRC_DIR}/test/images/agnhost/porter/localhost.crt" "${SRC_DIR}/test/images/agnhost/porter/localhost.key" "${a}/"

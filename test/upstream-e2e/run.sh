@@ -94,7 +94,13 @@ fi
 RUNS=${OUT}/runs/${run_name}
 STATE=/var/lib/upstream-e2e
 RUNDIR=/run/upstream-e2e
-CONTAINERD_SOCK=${RUNDIR}/containerd/containerd.sock
+# containerd's default socket, as on a production node: the kubelet's
+# embedded cAdvisor looks for containerd there and nowhere else (its
+# --containerd flag, which the kubelet does not set), and without it
+# reports the containers' cgroups without their pods' and containers'
+# names. containerd serves ttrpc next to it (.ttrpc). Everything else of
+# containerd's is the run's own (STATE, RUNDIR).
+CONTAINERD_SOCK=/run/containerd/containerd.sock
 PLUGIN_CONFIG_DIR=${RUNDIR}/pod-admission/config
 PLUGIN_BIN_DIR=${RUNDIR}/pod-admission/bin
 PLUGIN_SOCKET=${RUNDIR}/pod-admission/sockets/admit.sock
@@ -139,6 +145,9 @@ done
 # The bridge plugin turns IP forwarding on for a gateway; put it back.
 ip_forward=$(cat /proc/sys/net/ipv4/ip_forward)
 containerd_pid=
+# Set once this run has claimed CONTAINERD_SOCK (claim_containerd_socket):
+# teardown removes the sockets then, and only then.
+containerd_sock_ours=
 plugin_pid=
 suite_pid=
 
@@ -160,12 +169,27 @@ kill_tree() {
   kill -KILL "${pids[@]}" 2>/dev/null || true
 }
 
-# unmount_under DIR: every mount at or below DIR, deepest first.
+# mounts_under DIR: the mount points at or below DIR, deepest first, once
+# for each mount (a mount point with mounts stacked on it comes as often).
+mounts_under() {
+  awk -v d="$1" '$5 == d || index($5, d "/") == 1 { print $5 }' /proc/self/mountinfo | sort -r
+}
+
+# unmount_under DIR: every mount at or below DIR, deepest first, lazily.
+# /var/lib/kubelet is a shared mount: what propagates into it while it is
+# taken down is taken down by the next pass; what is still there after
+# five is named.
 unmount_under() {
-  local m
-  for m in $(awk -v d="$1" '$5 == d || index($5, d "/") == 1 { print $5 }' /proc/self/mountinfo | sort -r); do
-    umount -l "${m}" 2>/dev/null || true
+  local m left
+  for _ in 1 2 3 4 5; do
+    left=$(mounts_under "$1")
+    [[ -n "${left}" ]] || return 0
+    for m in ${left}; do
+      umount -l "${m}" 2>/dev/null || true
+    done
   done
+  left=$(mounts_under "$1")
+  [[ -z "${left}" ]] || echo "teardown: still mounted after five passes: $(paste -sd' ' <<<"${left}")" >&2
 }
 
 teardown() {
@@ -200,10 +224,20 @@ teardown() {
     kill "${containerd_pid}" 2>/dev/null && wait "${containerd_pid}" 2>/dev/null
   fi
   containerd_pid=
+  # The shims of this run's containerd: its address is containerd's
+  # default, which a host containerd's shims name too, so only those
+  # whose bundle (their working directory) is in this run's state
+  # directory, or that run this run's shim binary.
   local pid
   for pid in $(pgrep -f "containerd-shim-runc-v2 .*-address ${CONTAINERD_SOCK}" || true); do
+    [[ "$(readlink "/proc/${pid}/cwd" 2>/dev/null)" == "${RUNDIR}/containerd/state/"* ||
+      "/proc/${pid}/exe" -ef "${CONTAINERD_BIN}/containerd-shim-runc-v2" ]] || continue
     kill -9 "${pid}" 2>/dev/null || true
   done
+  if [[ -n "${containerd_sock_ours}" ]]; then
+    rm -f "${CONTAINERD_SOCK}" "${CONTAINERD_SOCK}.ttrpc"
+    containerd_sock_ours=
+  fi
   unmount_under /var/lib/kubelet
   unmount_under "${STATE}"
   unmount_under "${RUNDIR}"
@@ -240,7 +274,16 @@ trap 'exit 130' INT TERM
 
 # mount_node_disk: a fresh ext4 file system on NODE_DISK, at ${STATE}/disk,
 # with /var/lib/kubelet bound to its kubelet directory. The loop device goes
-# with the last unmount.
+# with the last unmount. /var/lib/kubelet is made a shared mount (recursively),
+# as systemd makes every mount of a production node. Left private, the
+# kubelet binds its root directory over itself and makes that rshared
+# (MakeRShared), but containerd, checking a bidirectional mount's source
+# (upstream's "Mount recursive read-only" test has one), reads the first of
+# the two stacked mounts at /var/lib/kubelet, the private one, and refuses
+# ("is mounted on /var/lib/kubelet but it is not a shared mount"). Shared
+# from the start, the kubelet leaves it as it is: one mount. The disk's own
+# mount is made private first, so that the bind is a peer group of its own
+# and the kubelet's mounts do not show under ${STATE}/disk/kubelet too.
 mount_node_disk() {
   local avail
   avail=$(df -B1 --output=avail "$(dirname "${NODE_DISK}")" | tail -n1)
@@ -252,8 +295,32 @@ mount_node_disk() {
     die "mkfs.ext4 ${NODE_DISK} failed"
   mkdir -p "${STATE}/disk"
   mount -o loop "${NODE_DISK}" "${STATE}/disk" || die "cannot mount ${NODE_DISK} (a loop device is needed)"
+  mount --make-private "${STATE}/disk" || die "cannot make ${STATE}/disk a private mount"
   mkdir -p "${STATE}/disk/kubelet" "${STATE}/disk/containerd" /var/lib/kubelet
-  mount --bind "${STATE}/disk/kubelet" /var/lib/kubelet
+  mount --bind "${STATE}/disk/kubelet" /var/lib/kubelet || die "cannot bind ${STATE}/disk/kubelet at /var/lib/kubelet"
+  mount --make-rshared /var/lib/kubelet || die "cannot make /var/lib/kubelet a shared mount"
+}
+
+# claim_containerd_socket: CONTAINERD_SOCK (and its .ttrpc) for this run's
+# containerd, which would unlink and take over whatever is there. Dies
+# when something listens there (another containerd: stop it first) or the
+# path is not a socket; removes a stale socket nothing listens on.
+claim_containerd_socket() {
+  local s users
+  for s in "${CONTAINERD_SOCK}" "${CONTAINERD_SOCK}.ttrpc"; do
+    [[ -e "${s}" || -L "${s}" ]] || continue
+    [[ -S "${s}" ]] || die "${s} exists and is not a socket; upstream's suite runs its containerd there (containerd's default socket, where the kubelet's cAdvisor looks for it): remove it first"
+    users=$(ss -Hxlp src "${s}" 2>/dev/null | grep -o 'users:.*' | paste -sd' ' || true)
+    if ss -Hxl src "${s}" 2>/dev/null | grep -q . ||
+      { [[ "${s}" == "${CONTAINERD_SOCK}" ]] && timeout 10 "${CONTAINERD_BIN}/ctr" -a "${s}" version >/dev/null 2>&1; }; then
+      die "${s} is in use, another containerd's? (${users:-a listener ss does not show: another network namespace?}):" \
+        "upstream's suite runs its own containerd at containerd's default socket, where the kubelet's cAdvisor looks for it;" \
+        "stop that containerd first (systemctl stop containerd) and run again"
+    fi
+    echo "run.sh: removing ${s}, a stale socket nothing listens on" >&2
+    rm -f "${s}"
+  done
+  containerd_sock_ours=1
 }
 
 start_containerd() { # start_containerd ARTIFACTS
@@ -261,10 +328,12 @@ start_containerd() { # start_containerd ARTIFACTS
   mkdir -p "${CDI_SPEC_DIR}" "${dir}/nri/plugins" "${dir}/nri/conf.d" "${RUNDIR}/containerd" "${cni_dir}" "${STATE}/cni/ipam"
   # The configuration of the project's own node e2e harness
   # (test/e2e_node/containerdconfig); the host is the pods' gateway, so
-  # that the suite's probes and port checks reach pods.
+  # that the suite's probes and port checks reach pods. test-handler is
+  # the runtime handler upstream's node e2e jobs configure (runc, as the
+  # default) and the suite's RuntimeClass tests name.
   "${OUT}/tools/containerd-config" -version 3 \
     -config "${dir}/config.toml" -root "${STATE}/disk/containerd" -state "${RUNDIR}/containerd/state" \
-    -socket "${CONTAINERD_SOCK}" -shim "${CONTAINERD_BIN}/containerd-shim-runc-v2" \
+    -socket "${CONTAINERD_SOCK}" -extra-runtime-handlers test-handler -shim "${CONTAINERD_BIN}/containerd-shim-runc-v2" \
     -runc "${CONTAINERD_BIN}/runc" -runc-root "${RUNDIR}/containerd/runc" \
     -cni-conf-dir "${cni_dir}" -cdi-spec-dir "${CDI_SPEC_DIR}" -sandbox-image "$(cat "${OUT}/images/Pause.ref")" \
     -nri-socket "${RUNDIR}/containerd/nri.sock" -nri-plugin-dir "${dir}/nri/plugins" -nri-plugin-config-dir "${dir}/nri/conf.d" \
@@ -273,6 +342,7 @@ start_containerd() { # start_containerd ARTIFACTS
   cp "${dir}/config.toml" "$1/containerd-config.toml"
   cp "${cni_dir}/10-upstream-e2e.conflist" "$1/cni.conflist"
   { "${CONTAINERD_BIN}/containerd" --version && "${CONTAINERD_BIN}/runc" --version; } >"$1/runtime-versions.txt"
+  claim_containerd_socket
   # containerd runs as under its systemd unit (Restart=always,
   # RestartSec=5): upstream's "Restart Container Runtime" test SIGKILLs it
   # six times and expects it back. The supervisor restarts it until it is
