@@ -24,6 +24,9 @@ UPSTREAM_E2E_SERIAL_RESULTS ?= test/upstream-e2e/RESULTS-serial.md
 UPSTREAM_E2E_CONFORMANCE_RESULTS ?= test/upstream-e2e/RESULTS-conformance.md
 # ginkgo -nodes of the parallel part: upstream's default for a local run.
 UPSTREAM_E2E_PARALLELISM ?= 8
+# A ginkgo -focus for make test-upstream-e2e-node-conformance alone, to run
+# again a few of its tests (those a change is to fix) four ways; empty: all.
+UPSTREAM_E2E_CONFORMANCE_FOCUS ?=
 
 # The selections (ginkgo label filter and focus) and their reasons are in
 # test/upstream-e2e/README.md.
@@ -47,7 +50,7 @@ upstream-e2e-build-slice: source kubelet containerd
 
 # The command that reproduces a run, for its results file: the target and
 # the variables of the selection set on make's command line.
-UPSTREAM_E2E_OVERRIDES := UPSTREAM UPSTREAM_E2E_CONFIGS UPSTREAM_E2E_PARALLELISM UPSTREAM_E2E_SERIAL_FOCUS UPSTREAM_E2E_SLICE_FOCUS
+UPSTREAM_E2E_OVERRIDES := UPSTREAM UPSTREAM_E2E_CONFIGS UPSTREAM_E2E_PARALLELISM UPSTREAM_E2E_SERIAL_FOCUS UPSTREAM_E2E_SLICE_FOCUS UPSTREAM_E2E_CONFORMANCE_FOCUS
 upstream_e2e_command = $(strip make $(1) $(foreach v,$(UPSTREAM_E2E_OVERRIDES),$(if $(filter command line,$(origin $(v))),$(v)="$($(v))")))
 
 # Each run directory has one subdirectory per configuration and part.
@@ -68,7 +71,7 @@ test-upstream-e2e-node: upstream-e2e-build e2e-host-deps ## Upstream's node e2e 
 .PHONY: test-upstream-e2e-node-conformance
 test-upstream-e2e-node-conformance: upstream-e2e-build e2e-host-deps ## The parallel NodeConformance part of upstream's node e2e suite four ways; rewrites test/upstream-e2e/RESULTS-conformance.md.
 	@run=$$(date -u +%Y%m%dT%H%M%SZ); rc=0; \
-	$(call upstream_e2e_run,LABEL_FILTER='$(UPSTREAM_E2E_PARALLEL_LABELS)' PARALLELISM=$(UPSTREAM_E2E_PARALLELISM),$$run-conformance,$(UPSTREAM_E2E_CONFIGS)) || rc=$$?; \
+	$(call upstream_e2e_run,LABEL_FILTER='$(UPSTREAM_E2E_PARALLEL_LABELS)' FOCUS='$(UPSTREAM_E2E_CONFORMANCE_FOCUS)' PARALLELISM=$(UPSTREAM_E2E_PARALLELISM),$$run-conformance,$(UPSTREAM_E2E_CONFIGS)) || rc=$$?; \
 	test/upstream-e2e/results.sh $(UPSTREAM_E2E_DIR)/runs $$run '$(call upstream_e2e_command,test-upstream-e2e-node-conformance)' $(UPSTREAM_E2E_CONFIGS) >$(UPSTREAM_E2E_CONFORMANCE_RESULTS) || rc=$$?; \
 	exit $$rc
 
