@@ -20,6 +20,7 @@ package e2enode
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -74,7 +75,7 @@ func assertSoftBlocked(t *testing.T, ctx context.Context, pod *corev1.Pod, plugi
 	if len(pod.Spec.InitContainers) > 0 {
 		waitingReason = "PodInitializing"
 	}
-	for _, cs := range append(pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses...) {
+	for _, cs := range slices.Concat(pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses) {
 		if assert.NotNil(t, cs.State.Waiting, "container %s of %s should be Waiting", cs.Name, pod.Name) {
 			assert.Equal(t, waitingReason, cs.State.Waiting.Reason, "waiting reason of container %s of %s", cs.Name, pod.Name)
 		}
