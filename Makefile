@@ -96,10 +96,10 @@ kubelet: $(MINOR_BIN)/kubelet $(if $(filter $(MINOR),$(DEFAULT_MINOR)),$(DEFAULT
 e2e-binaries: $(addprefix $(DEFAULT_BIN)/,$(E2E_UPSTREAM_BINARIES)) ## Build the default minor's control plane for the node e2e cluster.
 
 # One tarball per minor: _output/release/kubelet-<upstream>+podadmission.<N>-linux-amd64.tar.gz,
-# with podadmctl and the plugin stamped with the same version.
+# with podadmctl and the plugins stamped with the same version.
 .PHONY: release
-release: kubelet ## Package UPSTREAM's kubelet (with podadmctl and pod-security-plugin) for node images in _output/release.
-	@$(MAKE) --no-print-directory $(MINOR_BIN)/podadmctl $(MINOR_BIN)/pod-security-plugin BIN=$(MINOR_BIN) STAMPS=$(MINOR_STAMPS)
+release: kubelet ## Package UPSTREAM's kubelet (with podadmctl, pod-security-plugin and pod-security-plugin-grpc) for node images in _output/release.
+	@$(MAKE) --no-print-directory $(MINOR_BIN)/podadmctl $(MINOR_BIN)/pod-security-plugin $(MINOR_BIN)/pod-security-plugin-grpc BIN=$(MINOR_BIN) STAMPS=$(MINOR_STAMPS)
 	UPSTREAM=$(MINOR) build/release.sh
 
 # containerd 2.x and runc, built from the Go module proxy (build/containerd.sh):

@@ -49,7 +49,7 @@ while read -r src dest perm; do
   usr/bin/*) dest=usr/local/bin/${dest#usr/bin/} ;;
   usr/libexec/kubernetes/pod-admission/*) dest=usr/local/lib/pod-admission/${dest##*/} ;;
   etc/kubernetes/pod-admission/*) dest=usr/local/share/podadmission-kubelet/pod-admission/${dest##*/} ;;
-  usr/share/podadmission-kubelet/*) continue ;; # the systemd drop-in: no systemd in the image
+  usr/share/podadmission-kubelet/* | usr/lib/systemd/system/*) continue ;; # the systemd drop-in and units: no systemd in the image
   *) die "install.sh --list puts ${src} at ${dest}: build/image.sh does not know where it goes in the image" ;;
   esac
   install -D -m "${perm}" "${release}/${src}" "${root}/${dest}"

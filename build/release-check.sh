@@ -23,12 +23,13 @@ if ! cmp -s "${work}/first.tar.gz" "${tarball}"; then
   die "${tarball}: a build under umask 0077 has other bytes than the first build (entries that differ above)"
 fi
 
-# Executables are what the tarball ships to run: the binaries and install.sh.
+# Executables are what the tarball ships to run: the kubelet, podadmctl,
+# the plugins (pod-admission-bin/) and install.sh.
 bad=$(tar --numeric-owner -tvzf "${tarball}" | awk '
   $2 != "0/0" { print "owner " $2 ": " $NF; next }
   /^d/ { if ($1 != "drwxr-xr-x") print $1 ": " $NF; next }
   /^h/ { next }
-  $NF ~ /(\/kubelet|\/podadmctl|-plugin|\/install\.sh)$/ { if ($1 != "-rwxr-xr-x") print $1 ": " $NF; next }
+  $NF ~ /(\/kubelet|\/podadmctl|\/pod-admission-bin\/[^\/]+|\/install\.sh)$/ { if ($1 != "-rwxr-xr-x") print $1 ": " $NF; next }
   { if ($1 != "-rw-r--r--") print $1 ": " $NF }')
 [[ -z "${bad}" ]] || die "${tarball}: entries with an unexpected owner or mode:"$'\n'"${bad}"
 echo "release-check: ${tarball##*/} has the same bytes under umask 0077; $(tar -tzf "${tarball}" | wc -l) entries root-owned, 0755/0644"

@@ -3,8 +3,10 @@
 # images, one tarball per minor:
 #   _output/release/kubelet-<upstream>+podadmission.<N>-linux-amd64.tar.gz (+ .sha256)
 # holding the kubelet, its sha256, LICENSE, a systemd drop-in that enables
-# the feature gate, a sample plugin configuration with the plugin it names
-# (pod-security-plugin), podadmctl to validate configurations on the node
+# the feature gate, the sample plugin configurations with the plugins they
+# name (pod-security-plugin, an Exec plugin, and pod-security-plugin-grpc,
+# the same policy as a GRPC daemon, with its systemd unit), podadmctl to
+# validate configurations on the node
 # (both stamped with the kubelet's version; make release builds them),
 # install.sh to install and roll back on images without dpkg,
 # bin-url/<version>/bin/linux/amd64/kubelet and kubelet.sha256 (the hex
@@ -25,8 +27,11 @@ SHIP=(
   "${bin}/kubelet.sha256:kubelet.sha256"
   "${bin}/podadmctl:podadmctl"
   "${bin}/pod-security-plugin:pod-admission-bin/pod-security-plugin"
+  "${bin}/pod-security-plugin-grpc:pod-admission-bin/pod-security-plugin-grpc"
   "${REPO_ROOT}/LICENSE:LICENSE"
   "${REPO_ROOT}/examples/pod-admission/10-pod-security.yaml:pod-admission/10-pod-security.yaml"
+  "${REPO_ROOT}/examples/pod-admission/10-pod-security-grpc.yaml:pod-admission/10-pod-security-grpc.yaml"
+  "${REPO_ROOT}/build/release/pod-security-plugin-grpc.service:systemd/pod-security-plugin-grpc.service"
   "${REPO_ROOT}/build/release/10-podadmission.conf:10-podadmission.conf"
   "${REPO_ROOT}/build/release/install.sh:install.sh"
 )

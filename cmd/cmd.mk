@@ -10,8 +10,6 @@
 # `podadmctl version` names the release it belongs to. go build decides what
 # is out of date; the rules always run it.
 
-# pod-security-plugin-grpc is built, not packaged (build/release.sh): it
-# needs a service unit first.
 CMD_PLUGINS := pod-security-plugin pod-security-plugin-grpc netpol-gate-plugin
 CMD_BINARIES := podadmctl $(CMD_PLUGINS)
 

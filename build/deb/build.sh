@@ -82,7 +82,7 @@ substitute() {
     -e "s/@UPSTREAM@/${UPSTREAM_VERSION#v}/g" -e "s/@INSTALLED_SIZE@/${installed_size:-}/g" "$1"
 }
 PKG_MINOR=${minor} PKG_VERSION=${deb_version}
-for script in preinst postinst postrm; do
+for script in preinst postinst prerm postrm; do
   render_script "${deb_src}/${script}.in" dpkg/apt >"${root}/DEBIAN/${script}"
   chmod 0755 "${root}/DEBIAN/${script}"
 done

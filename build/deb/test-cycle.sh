@@ -17,15 +17,19 @@
 #      (an operator's broken file reported, the install not failed), the
 #      kubelet package upgraded underneath, the gate turned on, the node e2e
 #      suite's TestPodSecurityPlugin run with the installed kubelet and
-#      plugin; then dpkg --purge: the stock kubelet is back byte for byte,
-#      nothing of the package is left, the operator's configuration kept;
+#      plugin; the GRPC daemon started as its unit starts it and its sample
+#      enabled in place of the Exec plugin's, podadmctl check sending pods
+#      to it; then, the daemon enabled, dpkg --purge: the stock kubelet is
+#      back byte for byte, the daemon's enablement gone, nothing of the
+#      package is left, the operator's configuration kept;
 #   4. install.sh into a scratch --prefix over the same stock kubelet:
 #      --dry-run changes nothing, a tampered file is refused, install puts
 #      the same files as the package, a second install changes nothing and
 #      keeps the original kubelet, --rollback restores the prefix exactly
 #      and is idempotent, a kubelet of another minor is refused unless
 #      --force-minor, the operator's configuration and the gate link are
-#      handled as documented.
+#      handled as documented (a rollback also removes the daemon's
+#      enablement).
 #
 # The stock kubelet is a stand-in: no upstream kubelet package can be
 # fetched here, so a package named kubelet (version <upstream>-1.1, as
@@ -130,6 +134,9 @@ host_paths=(
   /usr/libexec/kubernetes/pod-admission /usr/share/podadmission-kubelet
   /usr/share/doc/podadmission-kubelet /usr/share/lintian/overrides/podadmission-kubelet
   /etc/kubernetes /etc/systemd/system/kubelet.service.d
+  /usr/lib/systemd/system/pod-security-plugin-grpc.service
+  /etc/systemd/system/multi-user.target.wants/pod-security-plugin-grpc.service
+  /run/podadmission
 )
 
 # /usr/libexec/kubernetes is shared: a kubelet that ran on this machine
@@ -168,9 +175,14 @@ deb=${work}/${deb##*/}
 cd "${work}"
 diversions_before=$(dpkg-divert --list | LC_ALL=C sort)
 host_checked=false
+daemon_pid=
 cleanup() {
   local rc=$?
   set +e
+  if [[ -n "${daemon_pid}" ]]; then
+    kill "${daemon_pid}"
+    wait "${daemon_pid}"
+  fi
   rm -rf "${work}"
   if ! ${host_checked}; then
     unlock_e2e
@@ -277,7 +289,7 @@ grep -E '^(W|P):' <<<"${lintian_out}" | sed 's/^/    /' || true
 dpkg-deb -e "${deb}" "${work}/control"
 # SC2317: each script carries the whole of build/pkgscripts/common.sh and
 # calls only some of its functions; shellcheck takes the others as unreachable.
-shellcheck -s sh -e SC2317 "${work}/control/preinst" "${work}/control/postinst" "${work}/control/postrm"
+shellcheck -s sh -e SC2317 "${work}/control/preinst" "${work}/control/postinst" "${work}/control/prerm" "${work}/control/postrm"
 shellcheck -x -P "${REPO_ROOT}" "${release}/install.sh" "${REPO_ROOT}/build/deb/build.sh" "${REPO_ROOT}/build/deb/test-cycle.sh"
 ok "shellcheck: the maintainer scripts, install.sh, build.sh and test-cycle.sh are clean"
 
@@ -406,6 +418,56 @@ out=$(/usr/bin/podadmctl validate /etc/kubernetes/pod-admission --bin-dir /usr/l
 expect_in "${out}" "valid: 1 plugin in 1 file" "podadmctl validate of the enabled sample"
 ok "the sample, copied to 10-pod-security.yaml, validates with the installed plugin"
 
+# The GRPC daemon, started with its unit's command line (no systemd here),
+# and its sample in place of the Exec plugin's: podadmctl check sends pods
+# to it through the kubelet's GRPC transport and trust checks.
+unit=/usr/lib/systemd/system/pod-security-plugin-grpc.service
+socket=/run/podadmission/pod-security.sock
+expect_eq "$(stat -c '%a %U' "${unit}")" "644 root" "the daemon's unit"
+expect_eq "$(stat -c '%a %U' /usr/libexec/kubernetes/pod-admission/pod-security-plugin-grpc)" "755 root" "the daemon"
+expect_in "$(dpkg-query -W -f='${Conffiles}' podadmission-kubelet)" "/etc/kubernetes/pod-admission/10-pod-security-grpc.yaml.sample" "the conffiles"
+out=$(systemd-analyze verify "${unit}" 2>&1) || fail "systemd-analyze verify ${unit}:"$'\n'"${out}"
+daemon_args=$(sed -n 's/^Environment="POD_SECURITY_PLUGIN_ARGS=\(.*\)"$/\1/p' "${unit}")
+exec_start=$(sed -n 's/^ExecStart=//p' "${unit}")
+[[ -n "${daemon_args}" && -n "${exec_start}" ]] || fail "${unit} has no ExecStart or no POD_SECURITY_PLUGIN_ARGS"
+read -ra daemon_cmd <<<"${exec_start//\$POD_SECURITY_PLUGIN_ARGS/${daemon_args}}"
+install -d -m 0755 /run/podadmission # the unit's RuntimeDirectory
+"${daemon_cmd[@]}" >"${work}/pod-security-plugin-grpc.log" 2>&1 &
+daemon_pid=$!
+for _ in $(seq 1 100); do
+  [[ -S "${socket}" ]] && break
+  sleep 0.1
+done
+[[ -S "${socket}" ]] || fail "${daemon_cmd[*]} did not serve ${socket} in 10 s:"$'\n'"$(cat "${work}/pod-security-plugin-grpc.log")"
+mv /etc/kubernetes/pod-admission/10-pod-security.yaml "${work}/10-pod-security.yaml"
+install -m 0644 /etc/kubernetes/pod-admission/10-pod-security-grpc.yaml.sample /etc/kubernetes/pod-admission/10-pod-security-grpc.yaml
+out=$(/usr/bin/podadmctl validate /etc/kubernetes/pod-admission) || fail "the daemon's sample does not validate:"$'\n'"${out}"
+expect_in "${out}" "valid: 1 plugin in 1 file" "podadmctl validate of the daemon's sample"
+cat >"${work}/hostnet.yaml" <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata:
+  name: hostnet
+spec:
+  hostNetwork: true
+  containers:
+  - name: app
+    image: registry.k8s.io/pause:3.10
+EOF
+rc=0
+out=$(/usr/bin/podadmctl check -f "${work}/hostnet.yaml" 2>&1) || rc=$?
+expect_eq "${rc}" 1 "podadmctl check of a hostNetwork pod through the daemon (exit status)"
+expect_in "${out}" 'violates PodSecurity "baseline:latest": host namespaces (hostNetwork=true)' "the daemon's rejection"
+sed -i '/hostNetwork/d' "${work}/hostnet.yaml"
+out=$(/usr/bin/podadmctl check -f "${work}/hostnet.yaml" 2>&1) || fail "podadmctl check of a baseline pod through the daemon:"$'\n'"${out}"
+kill "${daemon_pid}"
+wait "${daemon_pid}" || true
+daemon_pid=
+rm -r /run/podadmission
+rm /etc/kubernetes/pod-admission/10-pod-security-grpc.yaml
+mv "${work}/10-pod-security.yaml" /etc/kubernetes/pod-admission/10-pod-security.yaml
+ok "the GRPC daemon, as its unit starts it (${daemon_cmd[*]}), serves its sample: a hostNetwork pod rejected, a baseline one admitted"
+
 upgraded_deb=$(standin_deb "${upgraded_version}")
 out=$(dpkg_run -i "${upgraded_deb}") || fail "upgrading the kubelet package underneath failed:"$'\n'"${out}"
 upgraded_sha=$(sha /usr/bin/kubelet.distrib)
@@ -455,14 +517,21 @@ else
 fi
 
 mapfile -t package_files < <(dpkg -L podadmission-kubelet)
+# The operator enabled the daemon (systemctl edits the links without a
+# running systemd).
+daemon_link=/etc/systemd/system/multi-user.target.wants/pod-security-plugin-grpc.service
+systemctl enable pod-security-plugin-grpc.service
+[[ -L "${daemon_link}" ]] || fail "systemctl enable made no ${daemon_link}"
 out=$(dpkg_run --purge podadmission-kubelet) || fail "dpkg --purge failed:"$'\n'"${out}"
 expect_in "${out}" "removing /etc/systemd/system/kubelet.service.d/10-podadmission.conf" "postrm removes the drop-in link"
+expect_in "${out}" "removing ${daemon_link}, which enabled pod-security-plugin-grpc.service" "prerm disables the daemon"
+[[ ! -L "${daemon_link}" ]] || fail "purge left ${daemon_link}"
 expect_in "${out}" "keeping /etc/kubernetes/pod-admission" "postrm purge keeps the operator's configuration"
 expect_eq "$(status podadmission-kubelet)" not-installed "podadmission-kubelet after purge"
 expect_eq "$(dpkg-divert --list /usr/bin/kubelet)" "" "the diversion after purge"
 expect_eq "$(sha /usr/bin/kubelet)" "${upgraded_sha}" "/usr/bin/kubelet after purge"
 [[ ! -e /usr/bin/kubelet.distrib ]] || fail "/usr/bin/kubelet.distrib is left after purge"
-ok "purged: no diversion, /usr/bin/kubelet is the stock kubelet byte for byte (sha256 ${upgraded_sha})"
+ok "purged: no diversion, /usr/bin/kubelet is the stock kubelet byte for byte (sha256 ${upgraded_sha}), the daemon no longer enabled"
 left=()
 for p in "${package_files[@]}"; do
   [[ "${p}" == /. ]] && p=/
@@ -548,15 +617,20 @@ out=$("${release}/install.sh" --prefix "${prefix}" 2>&1) || fail "install.sh fai
 install -m 0644 "${prefix}/etc/kubernetes/pod-admission/10-pod-security.yaml.sample" "${prefix}/etc/kubernetes/pod-admission/50-operator.yaml"
 mkdir -p "${prefix}/etc/systemd/system/kubelet.service.d"
 ln -s /usr/share/podadmission-kubelet/10-podadmission.conf "${prefix}/etc/systemd/system/kubelet.service.d/10-podadmission.conf"
+systemctl --root="${prefix}" enable pod-security-plugin-grpc.service
+prefix_daemon_link=${prefix}/etc/systemd/system/multi-user.target.wants/pod-security-plugin-grpc.service
+[[ -L "${prefix_daemon_link}" ]] || fail "systemctl --root enable made no ${prefix_daemon_link}"
 out=$("${release}/install.sh" --prefix "${prefix}" --rollback 2>&1) || fail "--rollback failed:"$'\n'"${out}"
 expect_in "${out}" "remove the drop-in link" "--rollback with the gate on"
+expect_in "${out}" "remove ${prefix_daemon_link}, which enabled pod-security-plugin-grpc.service" "--rollback with the daemon enabled"
+[[ ! -L "${prefix_daemon_link}" ]] || fail "--rollback left ${prefix_daemon_link}"
 expect_in "${out}" "keep ${prefix}/etc/kubernetes/pod-admission/: it holds files install.sh did not install: 50-operator.yaml" "--rollback with an operator's file"
 [[ ! -L "${prefix}/etc/systemd/system/kubelet.service.d/10-podadmission.conf" ]] || fail "--rollback left the drop-in link"
 expect_eq "$(cd "${prefix}" && find etc/kubernetes | LC_ALL=C sort | tr '\n' ' ')" \
   "etc/kubernetes etc/kubernetes/pod-admission etc/kubernetes/pod-admission/50-operator.yaml " "etc/kubernetes after --rollback"
 rm -r "${prefix:?}/etc"
 expect_eq "$(snapshot "${prefix}")" "${before}" "the prefix after --rollback and removing the operator's files"
-ok "--rollback removes the drop-in link and keeps the operator's configuration"
+ok "--rollback removes the drop-in link and the daemon's enablement, and keeps the operator's configuration"
 
 install -m 0755 "${work}/standin-${other_minor_version}/usr/bin/kubelet" "${prefix}/usr/bin/kubelet"
 before=$(snapshot "${prefix}")

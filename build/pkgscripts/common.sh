@@ -12,6 +12,8 @@ CONFIG_DIR=/etc/kubernetes/pod-admission
 PLUGIN_DIR=/usr/libexec/kubernetes/pod-admission
 DROPIN=/usr/share/podadmission-kubelet/10-podadmission.conf
 DROPIN_LINK=/etc/systemd/system/kubelet.service.d/10-podadmission.conf
+# The plugin daemons' units the package ships, disabled.
+PLUGIN_UNITS=pod-security-plugin-grpc.service
 
 # minor_of OUTPUT: the minor (1.37) in a kubelet's --version output.
 minor_of() {
@@ -96,5 +98,33 @@ remove_dropin_link() {
 		rm -f "$DROPIN_LINK"
 	elif [ -e "$DROPIN_LINK" ]; then
 		echo "$PACKAGE: warning: $DROPIN_LINK is not a link to $DROPIN; remove it yourself if it passes pod admission flags: the stock kubelet refuses them" >&2
+	fi
+}
+
+# disable_plugin_units: the plugin daemons go with the package. A running
+# one is stopped (its binary is about to go), and the links that enabled it
+# (systemctl enable's, in a .wants or .requires directory) are removed: left
+# behind, they would name a unit that no longer exists. A unit file of the
+# operator's own in /etc/systemd/system is theirs, and so are its links.
+disable_plugin_units() {
+	for unit in $PLUGIN_UNITS; do
+		[ ! -e "/etc/systemd/system/$unit" ] || continue
+		if [ -d /run/systemd/system ] && systemctl is-active --quiet "$unit" 2>/dev/null; then
+			echo "$PACKAGE: stopping $unit"
+			systemctl stop "$unit" || true
+		fi
+		for link in /etc/systemd/system/*.wants/"$unit" /etc/systemd/system/*.requires/"$unit"; do
+			[ -L "$link" ] || continue
+			echo "$PACKAGE: removing $link, which enabled $unit"
+			rm -f "$link"
+		done
+	done
+}
+
+# reload_systemd: a running systemd learns of the units the package added
+# or removed; nothing is started or restarted.
+reload_systemd() {
+	if [ -d /run/systemd/system ]; then
+		systemctl daemon-reload || true
 	fi
 }

@@ -34,6 +34,7 @@ readonly CONFIG_DIR=etc/kubernetes/pod-admission
 readonly PLUGIN_DIR=usr/libexec/kubernetes/pod-admission
 readonly DROPIN=usr/share/podadmission-kubelet/10-podadmission.conf
 readonly DROPIN_LINK=etc/systemd/system/kubelet.service.d/10-podadmission.conf
+readonly UNIT_DIR=usr/lib/systemd/system
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 prefix=
@@ -66,7 +67,8 @@ run() {
 
 # layout prints SOURCE DESTINATION MODE for every file installed: the
 # kubelet, podadmctl, every plugin of pod-admission-bin/, the systemd
-# drop-in, and every sample configuration of pod-admission/ as NAME.sample
+# drop-in, the units of the plugin daemons in systemd/ (installed, not
+# enabled), and every sample configuration of pod-admission/ as NAME.sample
 # (a .sample is not read by the kubelet: the operator copies it to enable it).
 layout() {
   echo "kubelet ${KUBELET} 0755"
@@ -76,6 +78,9 @@ layout() {
     [[ -f "${f}" ]] && echo "pod-admission-bin/${f##*/} ${PLUGIN_DIR}/${f##*/} 0755"
   done
   echo "10-podadmission.conf ${DROPIN} 0644"
+  for f in "${here}"/systemd/*.service; do
+    [[ -f "${f}" ]] && echo "systemd/${f##*/} ${UNIT_DIR}/${f##*/} 0644"
+  done
   for f in "${here}"/pod-admission/*; do
     [[ -f "${f}" ]] && echo "pod-admission/${f##*/} ${CONFIG_DIR}/${f##*/}.sample 0644"
   done
@@ -250,6 +255,25 @@ validate() {
   fi
 }
 
+# disable_unit UNIT: a plugin daemon's unit goes with the release: stopped
+# if it runs on this machine (its binary is about to go), and the links that
+# enabled it (systemctl enable's) removed: left behind, they would name a
+# unit that no longer exists. A unit file of the operator's own in
+# etc/systemd/system is theirs, and so are its links.
+disable_unit() {
+  local unit=$1 link
+  [[ ! -e "${prefix}etc/systemd/system/${unit}" ]] || return 0
+  if [[ "${prefix}" == / && -d /run/systemd/system ]] && systemctl is-active --quiet "${unit}" 2>/dev/null; then
+    step "stop ${unit}"
+    run systemctl stop "${unit}" || true
+  fi
+  for link in "${prefix}"etc/systemd/system/*.wants/"${unit}" "${prefix}"etc/systemd/system/*.requires/"${unit}"; do
+    [[ -L "${link}" ]] || continue
+    step "remove ${link}, which enabled ${unit}"
+    run rm -f "${link}"
+  done
+}
+
 do_rollback() {
   if [[ ! -f "${prefix}${RECORD}" ]]; then
     echo "install.sh: no ${prefix}${RECORD}: install.sh has not installed anything under ${prefix}; nothing to roll back"
@@ -265,6 +289,11 @@ do_rollback() {
   elif [[ -e "${prefix}${DROPIN_LINK}" ]]; then
     echo "install.sh: warning: ${prefix}${DROPIN_LINK} is not the link install.sh documents; remove it yourself if it passes pod admission flags: the previous kubelet refuses them" >&2
   fi
+  for file in "${files[@]}"; do
+    if [[ "${file}" == "${UNIT_DIR}"/* ]]; then
+      disable_unit "${file##*/}"
+    fi
+  done
   if [[ -e "${prefix}${KEPT_KUBELET}" || -L "${prefix}${KEPT_KUBELET}" ]]; then
     step "put the previous kubelet back: ${prefix}${KEPT_KUBELET} -> ${prefix}${KUBELET}"
     run mv -f "${prefix}${KEPT_KUBELET}" "${prefix}${KUBELET}"

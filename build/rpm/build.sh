@@ -69,7 +69,7 @@ file_lines+=("%ghost %attr(0755,root,root) /usr/libexec/podadmission-kubelet/kub
 # Only the directories that are the package's own, not the system's.
 for d in "${!dirs[@]}"; do
   case "${d}" in
-  usr | usr/bin | usr/libexec | usr/share | usr/share/licenses | etc | etc/systemd | etc/systemd/system) ;;
+  usr | usr/bin | usr/libexec | usr/share | usr/share/licenses | etc | etc/systemd | etc/systemd/system | usr/lib | usr/lib/systemd | usr/lib/systemd/system) ;;
   *) file_lines+=("%dir %attr(0755,root,root) /${d}") ;;
   esac
 done

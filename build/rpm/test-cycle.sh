@@ -16,9 +16,10 @@
 #      the package in place with its mode, podadmctl validate in %post (an
 #      operator's broken file reported, the install not failed), the
 #      kubelet package upgraded underneath (the new stock kubelet kept
-#      aside, ours stays), the gate's link made; then rpm -e: the upgraded
-#      stock kubelet is back byte for byte (rpm -V kubelet is clean), the
-#      link and every path of the package gone, the operator's file kept;
+#      aside, ours stays), the gate's link made and the GRPC daemon's unit
+#      enabled; then rpm -e: the upgraded stock kubelet is back byte for
+#      byte (rpm -V kubelet is clean), both links and every path of the
+#      package gone, the operator's file kept;
 #   4. with no stock kubelet: installed; a kubelet package installed later
 #      is kept aside; erasing it keeps ours; erasing ours leaves the root
 #      as it was.
@@ -170,7 +171,7 @@ EOS
 # package owns (podadmission-kubelet owns only its own).
 base_dir=${work}/base
 mkdir -p "${base_dir}/bin" "${base_dir}/usr/bin" "${base_dir}/etc/systemd/system" \
-  "${base_dir}/usr/libexec" "${base_dir}/usr/share/licenses"
+  "${base_dir}/usr/libexec" "${base_dir}/usr/share/licenses" "${base_dir}/usr/lib/systemd/system"
 cp /bin/busybox "${base_dir}/bin/busybox"
 for applet in sh sed head timeout readlink ln mv rm cp cat printf echo mkdir; do
   ln -s busybox "${base_dir}/bin/${applet}"
@@ -260,6 +261,7 @@ while read -r src dest perm; do
 done < <(bash "${release}/install.sh" --list)
 expect_eq "$(stat -c '%F %a %U %G' "${root}/etc/kubernetes/pod-admission")" "directory 755 root root" "/etc/kubernetes/pod-admission"
 expect_in "$(rpm_root -qc podadmission-kubelet)" /etc/kubernetes/pod-admission/10-pod-security.yaml.sample "the config files"
+expect_in "$(rpm_root -qc podadmission-kubelet)" /etc/kubernetes/pod-admission/10-pod-security-grpc.yaml.sample "the config files"
 [[ ! -e "${root}/etc/systemd/system/kubelet.service.d/10-podadmission.conf" ]] || fail "the drop-in is active after install"
 rpm_root -V podadmission-kubelet || fail "rpm -V podadmission-kubelet reports changed files"
 ok "every file of install.sh --list in place with its bytes and mode, the sample a config file, the drop-in inactive, rpm -V clean"
@@ -295,9 +297,16 @@ ok "the kubelet package upgrades to ${upgraded_version}-150500.1.1 underneath: t
 
 mkdir -p "${root}/etc/systemd/system/kubelet.service.d"
 ln -s /usr/share/podadmission-kubelet/10-podadmission.conf "${root}/etc/systemd/system/kubelet.service.d/10-podadmission.conf"
+# The operator enabled the GRPC daemon, as systemctl enable links it.
+wants=${root}/etc/systemd/system/multi-user.target.wants
+mkdir -p "${wants}"
+ln -s /usr/lib/systemd/system/pod-security-plugin-grpc.service "${wants}/pod-security-plugin-grpc.service"
 mapfile -t package_files < <(rpm_root -ql podadmission-kubelet)
 out=$(rpm_root -e podadmission-kubelet 2>&1) || fail "rpm -e failed:"$'\n'"${out}"
 expect_in "${out}" "removing /etc/systemd/system/kubelet.service.d/10-podadmission.conf" "%preun removes the drop-in link"
+expect_in "${out}" "removing /etc/systemd/system/multi-user.target.wants/pod-security-plugin-grpc.service, which enabled pod-security-plugin-grpc.service" "%preun disables the daemon"
+[[ ! -L "${wants}/pod-security-plugin-grpc.service" ]] || fail "rpm -e left the link that enabled pod-security-plugin-grpc.service"
+rmdir "${wants}"
 expect_in "${out}" "/usr/bin/kubelet is the stock kubelet again" "%preun"
 [[ -f "${root}/usr/bin/kubelet" && ! -L "${root}/usr/bin/kubelet" ]] || fail "/usr/bin/kubelet is not a file after rpm -e"
 expect_eq "$(sha "${root}/usr/bin/kubelet")" "${upgraded_sha}" "/usr/bin/kubelet after rpm -e"
@@ -316,7 +325,7 @@ expect_eq "$(cd "${root}" && find etc/kubernetes | LC_ALL=C sort | tr '\n' ' ')"
 rm -r "${root}/etc/kubernetes"
 rmdir "${root}/etc/systemd/system/kubelet.service.d"
 expect_eq "$(tree | grep -v '^\./usr/bin/kubelet \|  \./usr/bin/kubelet$')" "$(grep -v '^\./usr/bin/kubelet \|  \./usr/bin/kubelet$' <<<"${before}")" "the root after rpm -e, but the upgraded kubelet"
-ok "nothing of the ${#package_files[@]} paths of rpm -ql is left; the drop-in link is gone; the operator's file is kept"
+ok "nothing of the ${#package_files[@]} paths of rpm -ql is left; the drop-in link and the daemon's enablement are gone; the operator's file is kept"
 
 echo ">>> 4. with no stock kubelet; a kubelet package installed and erased under it"
 new_root
