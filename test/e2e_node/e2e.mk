@@ -46,6 +46,7 @@ e2e-node-binaries: ## Build the node e2e harness, its test binaries and the test
 	go test -c -tags $(E2E_TAGS) -o $(E2E_BIN)/e2e_node_bench.test ./test/e2e_node/bench
 	go test -c -tags $(E2E_TAGS) -o $(E2E_BIN)/e2e_node_nri.test ./test/e2e_node/nri
 	go build -o $(BIN)/testplugin ./test/testplugin
+	CGO_ENABLED=0 go build -tags testplugin_exec -trimpath -ldflags '-s -w' -o $(BIN)/testplugin-exec ./test/testplugin
 	cd test/e2e_node/nriplugin && GOWORK=off go build -o $(abspath $(E2E_BIN))/nriplugin .
 
 # The runtime of E2E_RUNTIME: containerd 2.x is built (make containerd),

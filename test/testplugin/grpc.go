@@ -1,3 +1,5 @@
+//go:build !testplugin_exec
+
 /*
 Copyright The podadmission Authors.
 

@@ -52,6 +52,9 @@ limitations under the License.
 //
 // In GRPC mode crash exits the daemon in the middle of a call; garbage,
 // huge, wrong-api-version and fork-sleep are Exec behaviours and are refused.
+//
+// Built with -tags testplugin_exec it is an Exec plugin only (no --serve),
+// as lean as an Exec plugin written with the SDK.
 package main
 
 import (

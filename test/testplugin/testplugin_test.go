@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -251,4 +252,21 @@ func TestHoldNeedsAnAllowingDaemon(t *testing.T) {
 	out, err := exec.Command(bin, "--hold=2s").CombinedOutput()
 	require.Error(t, err)
 	assert.Contains(t, string(out), "--hold needs --serve")
+}
+
+// TestExecBuildLinksNoGRPC: the Exec build (-tags testplugin_exec), which
+// the node e2e suite installs as its Exec plugins, links no gRPC, so a call
+// costs what an Exec plugin written with the SDK costs; the full build,
+// the GRPC daemon, does.
+func TestExecBuildLinksNoGRPC(t *testing.T) {
+	deps := func(tags ...string) []string {
+		args := append([]string{"list", "-deps"}, tags...)
+		out, err := exec.Command("go", append(args, ".")...).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		return strings.Fields(string(out))
+	}
+	assert.Contains(t, deps(), "google.golang.org/grpc", "the full build serves GRPC")
+	for _, dep := range deps("-tags", "testplugin_exec") {
+		assert.NotContains(t, dep, "google.golang.org/grpc", "the Exec build links %s", dep)
+	}
 }

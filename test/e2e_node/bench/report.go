@@ -43,7 +43,7 @@ func writeReport(path, command string) error {
 	if versions, err := os.ReadFile(c.Layout.ArtifactPath("runtime-versions.txt")); err == nil {
 		fmt.Fprintf(&b, "Runtime: %s.\n", strings.Join(strings.Fields(strings.ReplaceAll(string(versions), "\n", "; ")), " "))
 	}
-	fmt.Fprintf(&b, "Pods use a local workload image; the plugins are test/testplugin, Exec unless marked GRPC.\n\n")
+	fmt.Fprintf(&b, "Pods use a local workload image; the plugins are test/testplugin, Exec unless marked GRPC (the Exec ones its Exec-only build, testplugin-exec, as lean as an Exec plugin written with the SDK).\n\n")
 	fmt.Fprintf(&b, "| Benchmark | Measure | Value | Goal |\n|---|---|---:|---|\n")
 	for _, f := range suite.Figures.InOrder() {
 		if !strings.HasPrefix(f.Test, "TestBench") {

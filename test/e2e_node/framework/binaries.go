@@ -43,8 +43,14 @@ type Binaries struct {
 	// mode packs into its local images.
 	PauseImage    string
 	WorkloadImage string
-	// TestPlugin is the pod admission plugin the tests configure.
+	// TestPlugin is the pod admission plugin the tests configure, and
+	// the GRPC plugin daemon they run (--serve).
 	TestPlugin string
+	// TestExecPlugin is the same plugin built as an Exec plugin only
+	// (-tags testplugin_exec): the Exec plugins the tests install. Without
+	// the GRPC server linked in, a call costs what an Exec plugin written
+	// with the SDK costs, not the start-up of gRPC's packages.
+	TestExecPlugin string
 	// ContainerdDir has containerd 2.x, its shim, ctr and runc (make
 	// containerd: build/containerd.sh dir).
 	ContainerdDir string
@@ -68,6 +74,7 @@ func BinariesIn(binDir string) Binaries {
 		PauseImage:        filepath.Join(e2e, "pause"),
 		WorkloadImage:     filepath.Join(e2e, "workload"),
 		TestPlugin:        filepath.Join(binDir, "testplugin"),
+		TestExecPlugin:    filepath.Join(binDir, "testplugin-exec"),
 		NRIPlugin:         filepath.Join(e2e, "nriplugin"),
 	}
 }

@@ -49,11 +49,11 @@ func PluginLabels(name string) map[string]string {
 	return map[string]string{PluginLabel: name}
 }
 
-// InstallExecPlugin copies the test plugin binary into the kubelet's
+// InstallExecPlugin copies the test plugin's Exec build into the kubelet's
 // plugin bin dir as name (the kubelet runs <bin dir>/<plugin name>),
 // root-owned and 0755 as the trust checks demand.
 func (c *Cluster) InstallExecPlugin(name string) error {
-	binary, err := os.ReadFile(c.Binaries.TestPlugin)
+	binary, err := os.ReadFile(c.Binaries.TestExecPlugin)
 	if err != nil {
 		return fmt.Errorf("test plugin binary (make e2e-node-binaries builds it): %w", err)
 	}
