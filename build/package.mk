@@ -41,8 +41,11 @@ upstream-status: ## Each maintained minor: the release its series targets, the n
 	build/upstream-status.sh
 
 # systemd-dissect comes with systemd-container, of the installed systemd's
-# version (a newer one would upgrade systemd on a shared machine).
+# version (a newer one would upgrade systemd on a shared machine). The .deb
+# cycle enables the plugin daemon's unit with systemctl and checks it with
+# systemd-analyze verify (neither needs systemd to be running).
 PACKAGE_TOOLS := lintian=lintian shellcheck=shellcheck rpmbuild=rpm rpmlint=rpmlint busybox=busybox-static \
+	systemctl=systemd systemd-analyze=systemd \
 	mksquashfs=squashfs-tools unsquashfs=squashfs-tools \
 	systemd-dissect=systemd-container=$(shell dpkg-query -W -f='$${Version}' systemd 2>/dev/null)
 
